@@ -1,0 +1,33 @@
+# The README's two commands: `make run` (set up, then build the tiny default) and `make test`.
+VENV ?= .venv
+BIN := $(abspath $(VENV))/bin
+STAMP := $(VENV)/.installed
+CORES ?= 2
+# rules call `mlrep`, so the environment's bin folder goes first on PATH
+export PATH := $(BIN):$(PATH)
+
+.PHONY: run test lint setup lock
+
+run: $(STAMP)
+	snakemake --cores $(CORES) all
+
+test: lint
+	pytest
+
+lint: $(STAMP)
+	ruff check .
+	ruff format --check .
+	snakefmt --check Snakefile workflow/rules
+	snakemake --lint
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml requirements/lock.txt requirements/build-in-env.txt requirements/install.sh
+	bash requirements/install.sh $(VENV)
+	touch $@
+
+# Re-pin after changing dependencies in pyproject.toml (review the diff before committing).
+lock: $(STAMP)
+	{ sed -n '1,3p' requirements/lock.txt; \
+	  pip freeze --exclude-editable | sed 's/^torch==\([0-9.]*\)+cpu$$/torch==\1/'; } > requirements/lock.txt.new
+	mv requirements/lock.txt.new requirements/lock.txt

@@ -1,0 +1,40 @@
+"""mlrep: reproduce Mao (2024) "Breaking Language Barriers" and its companion papers.
+
+Thin on purpose: configuration, validation, rule files, and the `all` target. Logic lives in
+the `mlrep` package; each rule file under workflow/rules/ covers one area.
+"""
+
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+
+from mlrep import config as mlrep_config
+from mlrep.paths import Paths
+
+
+configfile: "params.yaml"
+
+
+# Validate params.yaml (plus --config overrides) for every scale before any job is planned.
+try:
+    CFG = mlrep_config.load(
+        config, Path(workflow.basedir) / "workflow/schemas/params.schema.yaml"
+    )
+except mlrep_config.ConfigError as exc:
+    raise WorkflowError(str(exc)) from None
+PATHS = Paths.from_config(CFG)
+
+
+localrules:
+    all,
+    tiny_sources,
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets(),

@@ -1,0 +1,1 @@
+"""Corpora: the embedded tiny corpus, the dataset registry, downloads and readers."""

@@ -1,0 +1,49 @@
+"""Shared fixtures: synthetic gettext catalogs packed into wheel-shaped zip files."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+HEADER = """msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\\n"
+"Language: {lang}\\n"
+"Plural-Forms: {plural}\\n"
+
+"""
+PLURALS = {
+    "ja": "nplurals=1; plural=0;",
+    "de": "nplurals=2; plural=(n != 1);",
+    "fr": "nplurals=2; plural=(n > 1);",
+    "ru": "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && "
+    "(n%100<10 || n%100>=20) ? 1 : 2);",
+    "ar": "nplurals=6; plural=n==0 ? 0 : n==1 ? 1 : n==2 ? 2 : n%100>=3 && n%100<=10 ? 3 : "
+    "n%100>=11 ? 4 : 5;",
+}
+
+
+def po_text(lang: str, body: str, plural: str | None = None) -> str:
+    """A catalog: the standard header for `lang` followed by `body`."""
+    return HEADER.format(lang=lang, plural=plural or PLURALS.get(lang, PLURALS["de"])) + body
+
+
+def make_wheel(path: Path, package: str, catalogs: dict[str, str]) -> Path:
+    """Write a zip whose members are ``<package>/locale/<locale>/LC_MESSAGES/django.po``."""
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(f"{package}/__init__.py", "")
+        for locale, text in catalogs.items():
+            archive.writestr(f"{package}/locale/{locale}/LC_MESSAGES/django.po", text)
+    return path
+
+
+@pytest.fixture
+def wheel_factory(tmp_path):
+    def factory(package: str, catalogs: dict[str, str]) -> Path:
+        return make_wheel(tmp_path / f"{package}-1.0-py3-none-any.whl", package, catalogs)
+
+    return factory

@@ -1,0 +1,87 @@
+import hashlib
+import json
+import shutil
+
+import pytest
+
+from mlrep import cli
+from mlrep.data import wheels
+from tests.conftest import REPO, make_wheel, po_text
+
+
+def test_flags_from_renders_config_keys_as_flags():
+    section = {
+        "packages": ["django", "sphinx"],
+        "languages": "all",
+        "max_chars": 400,
+        "valid_fraction": 0.05,
+    }
+    assert cli.flags_from(section) == (
+        "--packages django sphinx --languages all --max-chars 400 --valid-fraction 0.05"
+    )
+    assert cli.flags_from({"name": "it's"}) == "--name 'it'\"'\"'s'"
+
+
+def test_config_check(capsys):
+    assert cli.main(["config", "check", "--params", str(REPO / "params.yaml")]) == 0
+    assert "valid for every scale" in capsys.readouterr().out
+
+
+def test_config_error_is_one_clear_line_and_exit_2(tmp_path, capsys):
+    params = tmp_path / "params.yaml"
+    params.write_text((REPO / "params.yaml").read_text().replace("scale: tiny", "scale: big"))
+    assert cli.main(["config", "check", "--params", str(params)]) == 2
+    err = capsys.readouterr().err
+    assert "scale: 'big' is not allowed; allowed values: tiny, full" in err
+
+
+def test_bad_flag_value_is_rejected_by_the_parser(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["corpus", "tiny", "--out", "x", "--valid-fraction", "2"])
+    assert "2.0 is not strictly between 0 and 1" in capsys.readouterr().err
+
+
+def test_corpus_tiny_end_to_end_on_a_pinned_wheel(tmp_path, monkeypatch, capsys):
+    # a synthetic wheel pinned under the name "django": the CLI verifies it like a real one
+    wheel = make_wheel(
+        tmp_path / "django-5.2.8-py3-none-any.whl",
+        "django",
+        {
+            "de": po_text(
+                "de", "".join(f'msgid "Item {i}"\nmsgstr "Ding {i}"\n\n' for i in range(300))
+            ),
+        },
+    )
+    pin = wheels.WheelPin(
+        "django",
+        "5.2.8",
+        wheel.name,
+        hashlib.sha256(wheel.read_bytes()).hexdigest(),
+        "BSD-3-Clause",
+    )
+    monkeypatch.setattr(wheels, "pinned_wheels", lambda: [pin])
+    out = tmp_path / "corpus"
+    shutil.copy(REPO / "params.yaml", tmp_path / "params.yaml")
+    code = cli.main(
+        [
+            "corpus",
+            "tiny",
+            "--params",
+            str(tmp_path / "params.yaml"),
+            "--wheels",
+            str(tmp_path),
+            "--out",
+            str(out),
+            "--packages",
+            "django",
+        ]
+    )
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["languages"] == {"de": 300}
+    assert "ja" in summary["required_languages_short"]
+    provenance = json.loads((out / "provenance.json").read_text())
+    assert provenance["step"] == "corpus tiny"
+    assert provenance["packages"]["mlrep"]
+    assert "tiny_corpus" in (out / "config.yaml").read_text()
+    assert not list(tmp_path.glob(".corpus.*"))  # no staging folder left behind

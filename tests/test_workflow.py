@@ -1,0 +1,92 @@
+"""The workflow through Snakemake itself, in a temporary copy of the repository's workflow."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mlrep.io import sha256_file
+from tests.conftest import REPO
+
+BIN = Path(sys.executable).parent
+REQUIRED = ["ja", "zh", "ko", "de", "fr", "nl", "ru", "es", "it", "ar", "tr", "ro", "vi", "et"]
+
+
+def snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(
+        [str(BIN / "snakemake"), *args],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    for name in ("Snakefile", "params.yaml"):
+        shutil.copy(REPO / name, tmp_path / name)
+    shutil.copytree(REPO / "workflow", tmp_path / "workflow")
+    return tmp_path
+
+
+def test_full_scale_plans_with_no_data_present(workdir):
+    result = snakemake(workdir, "-n", "all", "--config", "scale=full")
+    assert result.returncode == 0, result.stderr
+    assert "tiny_corpus" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("scale=huge", "scale: 'huge' is not allowed; allowed values: tiny, full"),
+        ("chapters=[ch2_ems,ch10]", "chapters[1]: 'ch10' is not allowed"),
+    ],
+)
+def test_bad_config_stops_before_any_job_is_planned(workdir, override, message):
+    result = snakemake(workdir, "-n", "all", "--config", override)
+    output = result.stdout + result.stderr  # Snakemake reports workflow errors on stdout
+    assert result.returncode != 0
+    assert message in output
+    assert "Building DAG" not in output
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_corpus_target_builds_the_tiny_corpus_from_the_pinned_wheels(workdir):
+    # downloads go to the repository's resources/ so repeated runs (and `make run`) share them
+    override = workdir / "override.yaml"
+    override.write_text(yaml.safe_dump({"paths": {"resources": str(REPO / "resources")}}))
+    result = snakemake(
+        workdir, "--cores", "2", "results/data/tiny_corpus", "--configfile", str(override)
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    corpus = workdir / "results/data/tiny_corpus"
+    manifest = json.loads((corpus / "manifest.json").read_text())
+    assert {s["package"]: s["version"] for s in manifest["sources"]} == {
+        "django": "5.2.8",
+        "sphinx": "9.0.4",
+        "wagtail": "8.0.1",
+        "weblate": "5.14.3",
+        "pretix": "2026.8.0",
+    }
+    for lang in REQUIRED:
+        counts = manifest["languages"][lang]
+        assert counts["train"] + counts["valid"] + counts["test"] >= 2000, lang
+        assert counts["meets_target"] and lang not in manifest["short_languages"]
+    for name, digest in manifest["files"].items():
+        assert sha256_file(corpus / name) == digest
+    provenance = json.loads((corpus / "provenance.json").read_text())
+    assert provenance["config_hash"] and provenance["packages"]["snakemake"]
+    again = snakemake(
+        workdir, "--cores", "2", "results/data/tiny_corpus", "--configfile", str(override)
+    )
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr

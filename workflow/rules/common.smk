@@ -1,0 +1,33 @@
+"""Helpers that all rule files share (job resources, flags, targets)."""
+
+from mlrep.cli import flags_from
+
+# The software of every rule (used with --sdm conda; the README's .venv holds the same pins).
+MLREP_ENV = "../envs/mlrep.yaml"
+
+
+def job_resources(kind):
+    """Portable resources (mem_mb, runtime, gpu) of a job kind from params.yaml `resources`."""
+    spec = CFG["resources"][kind]
+    return {k: v for k, v in spec.items() if k != "threads" and (k != "gpu" or v > 0)}
+
+
+def job_threads(kind):
+    return CFG["resources"][kind].get("threads", 1)
+
+
+def log_path(*parts):
+    """Where a job writes its log: results/logs/<area>/<name>.log."""
+    return str(PATHS.results.joinpath("logs", *parts)) + ".log"
+
+
+# Each chapter's rule file registers the files its chapter target needs.
+CHAPTER_TARGETS = {}
+
+
+def all_targets():
+    """The `all` target: the data every scale builds, then each enabled chapter's outputs."""
+    targets = [str(PATHS.tiny_corpus)]
+    for chapter in CFG["chapters"]:
+        targets.extend(CHAPTER_TARGETS.get(chapter, []))
+    return targets

