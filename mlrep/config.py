@@ -19,11 +19,13 @@ from typing import Any
 import jsonschema
 import yaml
 
+from mlrep.errors import MlrepError
+
 SCALES_KEY = "scales"
 DEFAULT_SCHEMA = Path(__file__).resolve().parent.parent / "workflow/schemas/params.schema.yaml"
 
 
-class ConfigError(ValueError):
+class ConfigError(MlrepError, ValueError):
     """params.yaml (or a --config override) is invalid; the message names key and fix."""
 
 

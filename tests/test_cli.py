@@ -5,6 +5,7 @@ import shutil
 import pytest
 
 from mlrep import cli
+from mlrep.cliutil import flags_from
 from mlrep.data import wheels
 from tests.conftest import REPO, make_wheel, po_text
 
@@ -16,10 +17,10 @@ def test_flags_from_renders_config_keys_as_flags():
         "max_chars": 400,
         "valid_fraction": 0.05,
     }
-    assert cli.flags_from(section) == (
+    assert flags_from(section) == (
         "--packages django sphinx --languages all --max-chars 400 --valid-fraction 0.05"
     )
-    assert cli.flags_from({"name": "it's"}) == "--name 'it'\"'\"'s'"
+    assert flags_from({"name": "it's"}) == "--name 'it'\"'\"'s'"
 
 
 def test_config_check(capsys):

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import polib
 
+from mlrep.errors import MlrepError
+
 _CATALOG = re.compile(r"(?:^|/)locale/(?P<locale>[^/]+)/LC_MESSAGES/[^/]+\.po$")
 _PLURAL = re.compile(r"plural\s*=\s*(?P<expr>[^;]+)")
 
@@ -24,7 +26,7 @@ _PLURAL = re.compile(r"plural\s*=\s*(?P<expr>[^;]+)")
 _PLURAL_PROBE = 5
 
 
-class CatalogError(ValueError):
+class CatalogError(MlrepError, ValueError):
     """A catalog that cannot be parsed; the message names the archive member."""
 
 

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import yaml
 
+from mlrep.errors import MlrepError
 from mlrep.io import sha256_file
 
 
-class SourceError(RuntimeError):
+class SourceError(MlrepError):
     """A pinned source wheel that cannot be fetched or does not match its pin."""
 
 

@@ -1,6 +1,6 @@
 """Helpers that all rule files share (job resources, flags, targets)."""
 
-from mlrep.cli import flags_from
+from mlrep.cliutil import flags_from
 
 # The software of every rule (used with --sdm conda; the README's .venv holds the same pins).
 MLREP_ENV = "../envs/mlrep.yaml"

@@ -1,0 +1,81 @@
+"""Building blocks shared by the subcommands of every area (data, preprocess, align, …).
+
+Flags mirror params.yaml: ``--valid-fraction`` sets the key ``valid_fraction`` of the section a
+subcommand reads. A flag left out takes its value from ``--params`` (default ``params.yaml``,
+resolved at its own scale); rules pass every value explicitly (`flags_from`), so
+``snakemake --config`` overrides reach the command unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mlrep import config as cfg
+from mlrep.errors import MlrepError
+
+
+class UsageError(MlrepError):
+    """A command-line mistake."""
+
+
+def flags_from(section: Mapping[str, Any]) -> str:
+    """Render a config section as flags (``max_chars: 400`` → ``--max-chars 400``).
+
+    Lists become repeated values. Rules use this so the rule text never repeats the section's
+    keys and the flag names stay the config's names.
+    """
+    parts: list[str] = []
+    for key, value in section.items():
+        parts.append("--" + key.replace("_", "-"))
+        parts.extend(shlex.quote(str(v)) for v in (value if isinstance(value, list) else [value]))
+    return " ".join(parts)
+
+
+def common_options() -> argparse.ArgumentParser:
+    """Parent parser with the options every config-reading subcommand takes."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "--params",
+        type=Path,
+        default=Path("params.yaml"),
+        help="params file for options not given (default: params.yaml)",
+    )
+    parent.add_argument("--scale", help="scale recorded in provenance (default: the params file's)")
+    return parent
+
+
+def resolved_params(params_file: Path) -> dict[str, Any]:
+    """A params file validated and resolved at its own scale."""
+    if not params_file.exists():
+        raise UsageError(f"{params_file} not found: pass every option explicitly or --params FILE")
+    return cfg.load(cfg.load_yaml(params_file), label=str(params_file))
+
+
+def effective(args: argparse.Namespace, dotted: str, keys: Sequence[str]) -> tuple[str, dict]:
+    """(scale, values) for the keys a subcommand reads: explicit flags over the params file."""
+    explicit = {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
+    if len(explicit) == len(keys) and args.scale is not None:
+        return args.scale, explicit
+    resolved = resolved_params(args.params)
+    node: Any = resolved
+    for key in dotted.split("."):
+        node = node[key]
+    return args.scale or resolved["scale"], {k: explicit.get(k, node[k]) for k in keys}
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
+    return value
+
+
+def fraction(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not strictly between 0 and 1")
+    return value
