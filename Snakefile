@@ -32,6 +32,7 @@ localrules:
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/cluster.smk"
 
 
 rule all:

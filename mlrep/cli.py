@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import yaml
 
-from mlrep import __version__
+from mlrep import __version__, cluster
 from mlrep import config as cfg
 from mlrep.cliutil import common_options
 from mlrep.data import cli as data_cli
@@ -41,7 +41,7 @@ def _register_config(top: argparse._SubParsersAction, common: argparse.ArgumentP
     check.set_defaults(func=_config_check)
 
 
-AREAS: tuple[Register, ...] = (_register_config, data_cli.register)
+AREAS: tuple[Register, ...] = (_register_config, data_cli.register, cluster.register)
 
 
 def build_parser() -> argparse.ArgumentParser:

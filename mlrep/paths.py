@@ -30,3 +30,7 @@ class Paths:
     @property
     def tiny_corpus(self) -> Path:
         return self.results / "data" / "tiny_corpus"
+
+    @property
+    def cluster_probe(self) -> Path:
+        return self.results / "cluster" / "probe.json"
