@@ -12,6 +12,7 @@ Runnable by hand too: ``python -m tests.slurm_cluster`` starts a cluster and wai
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import socket
@@ -24,6 +25,8 @@ DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "sinfo")
 # there is no accounting database, so this must exceed 3 x its first-check delay (profile).
 MIN_JOB_AGE = 600
 CONF_DIR = Path("/etc/slurm")
+# one test cluster per machine at a time: they share /etc/slurm (concurrent pytest runs wait)
+LOCK = Path("/run/lock/mlrep-test-slurm.lock")
 MARKER = "# written by mlrep's tests/slurm_cluster.py"
 
 
@@ -66,6 +69,7 @@ class LocalSlurm:
         self.conf = CONF_DIR / "slurm.conf"
         self.env = dict(os.environ)
         self._procs: list[subprocess.Popen] = []
+        self._lock: int | None = None
 
     def _write_config(self) -> None:
         if self.conf.exists() and MARKER not in self.conf.read_text():
@@ -116,6 +120,9 @@ PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
         )
 
     def start(self, timeout: float = 60) -> None:
+        LOCK.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = os.open(LOCK, os.O_CREAT | os.O_RDWR)
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
         self._write_config()
         if subprocess.run(["pgrep", "-x", "munged"], capture_output=True).returncode != 0:
             run_dir = Path("/run/munge")
@@ -160,18 +167,26 @@ PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
             path = CONF_DIR / name
             if path.exists() and MARKER in path.read_text():
                 path.unlink()
+        if self._lock is not None:
+            os.close(self._lock)  # releases the flock
+            self._lock = None
 
     def job_field(self, job_id: str, field: str) -> str | None:
         """One field of `scontrol show job`, None when absent (jobs stay visible MinJobAge s)."""
-        out = subprocess.run(
-            ["scontrol", "show", "job", job_id],
-            capture_output=True,
-            text=True,
-            env=self.env,
-            timeout=10,
-            check=True,
-        ).stdout
-        for token in out.split():
+        for _ in range(5):  # the controller can be briefly busy while a job finishes
+            result = subprocess.run(
+                ["scontrol", "show", "job", job_id],
+                capture_output=True,
+                text=True,
+                env=self.env,
+                timeout=10,
+            )
+            if result.returncode == 0:
+                break
+            time.sleep(1)
+        else:
+            raise RuntimeError(f"scontrol show job {job_id}: {result.stderr.strip()}")
+        for token in result.stdout.split():
             if token.startswith(f"{field}="):
                 return token.split("=", 1)[1]
         return None

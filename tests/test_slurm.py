@@ -7,11 +7,14 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
+from mlrep.train.checkpoint import EXIT_PREEMPTED, Checkpoints
 from tests.conftest import REPO
 from tests.slurm_cluster import LocalSlurm, unavailable
 
@@ -88,3 +91,57 @@ def test_profile_runs_jobs_under_slurm_and_matches_a_local_run(cluster, tmp_path
     for name in produced:
         if name != "provenance.json":  # host, job id and time differ by design
             assert (local / CORPUS / name).read_bytes() == (on_slurm / CORPUS / name).read_bytes()
+
+
+def _sbatch(cluster: LocalSlurm, log: Path, command: list[str]) -> str:
+    out = subprocess.run(
+        [
+            "sbatch",
+            "--parsable",
+            "--mem=1000",
+            f"--chdir={REPO}",
+            f"--output={log}",
+            "--wrap",
+            "srun " + " ".join(command),  # a job step, as the executor plugin runs rules
+        ],
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    return out.stdout.strip().split(";")[0]
+
+
+def _wait_until_done(cluster: LocalSlurm, job: str, timeout: float = 180) -> str:
+    deadline = time.monotonic() + timeout
+    while (state := cluster.job_field(job, "JobState")) in {"PENDING", "RUNNING", "COMPLETING"}:
+        assert time.monotonic() < deadline, f"job {job} still {state}"
+        time.sleep(1)
+    return state or ""
+
+
+def test_training_job_signalled_by_slurm_resumes_bit_identically(cluster, tmp_path):
+    reference, interrupted = tmp_path / "reference", tmp_path / "interrupted"
+    job = [sys.executable, "-m", "tests.train_job"]
+    subprocess.run([*job, str(reference)], cwd=REPO, check=True, timeout=120)
+
+    first = _sbatch(cluster, tmp_path / "first.log", [*job, str(interrupted), "--sleep", "0.2"])
+    deadline = time.monotonic() + 120
+    while not Checkpoints(interrupted).steps():
+        assert time.monotonic() < deadline, (tmp_path / "first.log").read_text()
+        time.sleep(0.2)
+    # what SLURM sends to the job's steps before a time limit (the profile's --signal=USR1@…)
+    subprocess.run(["scancel", "--signal=USR1", first], env=cluster.env, check=True)
+    _wait_until_done(cluster, first)
+    assert cluster.job_field(first, "ExitCode") == f"{EXIT_PREEMPTED}:0"
+    stopped_at = Checkpoints(interrupted).steps()[-1]
+    assert stopped_at < 60
+
+    second = _sbatch(cluster, tmp_path / "second.log", [*job, str(interrupted)])
+    assert _wait_until_done(cluster, second) == "COMPLETED"
+    assert f"resumed from step {stopped_at}" in (tmp_path / "second.log").read_text()
+    final = Checkpoints(interrupted).load_latest()
+    assert final["step"] == 60
+    expected = Checkpoints(reference).load_latest()["model"]
+    assert all(torch.equal(final["model"][k], expected[k]) for k in expected)

@@ -1,0 +1,1 @@
+"""Training infrastructure shared by every chapter: checkpoints, resume, preemption."""
