@@ -5,14 +5,14 @@ rule cluster_probe:
     """Record host, SLURM allocation and visible GPUs of a job with training resources."""
     output:
         str(PATHS.cluster_probe),
-    params:
-        scale=CFG["scale"],
-    threads: job_threads("gpu_train")
-    conda:
-        MLREP_ENV
-    resources:
-        **job_resources("gpu_train"),
     log:
         log_path("cluster", "probe"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_train")
+    resources:
+        **job_resources("gpu_train"),
+    params:
+        scale=CFG["scale"],
     shell:
         "mlrep cluster probe --out {output} --scale {params.scale} > {log} 2>&1"
