@@ -32,7 +32,11 @@ localrules:
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/preprocess.smk"
+include: "workflow/rules/align.smk"
+include: "workflow/rules/datasets.smk"
 include: "workflow/rules/cluster.smk"
+include: "workflow/rules/reports.smk"
 
 
 rule all:

@@ -14,9 +14,13 @@ import yaml
 
 from mlrep import __version__, cluster
 from mlrep import config as cfg
+from mlrep.align import cli as align_cli
 from mlrep.cliutil import common_options
 from mlrep.data import cli as data_cli
+from mlrep.data import registry_cli
 from mlrep.errors import MlrepError
+from mlrep.report import cli as report_cli
+from mlrep.text import cli as text_cli
 
 Register = Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]
 
@@ -41,7 +45,15 @@ def _register_config(top: argparse._SubParsersAction, common: argparse.ArgumentP
     check.set_defaults(func=_config_check)
 
 
-AREAS: tuple[Register, ...] = (_register_config, data_cli.register, cluster.register)
+AREAS: tuple[Register, ...] = (
+    _register_config,
+    data_cli.register,
+    registry_cli.register,
+    cluster.register,
+    align_cli.register,
+    text_cli.register,
+    report_cli.register,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

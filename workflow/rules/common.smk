@@ -26,8 +26,9 @@ CHAPTER_TARGETS = {}
 
 
 def all_targets():
-    """The `all` target: the data every scale builds, then each enabled chapter's outputs."""
+    """The `all` target: the data every scale builds, each enabled chapter's outputs, the report."""
     targets = [str(PATHS.tiny_corpus)]
     for chapter in CFG["chapters"]:
         targets.extend(CHAPTER_TARGETS.get(chapter, []))
+    targets.append(str(PATHS.report.index))
     return targets

@@ -1,0 +1,1 @@
+"""Word alignment: fast_align-style and eflomal backends, symmetrization, AER, subword mapping."""

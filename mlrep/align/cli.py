@@ -1,0 +1,250 @@
+"""``mlrep align …``: fast_align's command line, symmetrization, scoring, and corpus helpers.
+
+``mlrep align -i FILE -d -o -v [-r]`` reads ``src ||| tgt`` lines and prints Pharaoh links like
+fast_align, with fast_align's defaults (not params.yaml's), so scripts written for fast_align
+keep their meaning; rules pass every option explicitly with the long spellings
+(``--favor-diagonal true``), which are the params.yaml ``align.aligner`` keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from importlib import metadata
+from pathlib import Path
+
+from mlrep.align import backends, bitext, cipher, symmetrize, tokenize
+from mlrep.align.pharaoh import format_links, read_alignments, read_gold, read_lines
+from mlrep.align.score import score
+from mlrep.align.subword import (
+    SubwordMismatch,
+    subwords_to_words,
+    word_of_pieces,
+    words_to_subwords,
+)
+from mlrep.cliutil import UsageError, positive_int
+from mlrep.io import atomic_write_text
+
+
+def _boolean(text: str) -> bool:
+    lowered = text.lower()
+    if lowered not in {"true", "false", "1", "0", "yes", "no"}:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a boolean (true or false)")
+    return lowered in {"true", "1", "yes"}
+
+
+def _probability(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not in [0, 1)")
+    return value
+
+
+def _emit(lines: list[str], out: Path | None) -> None:
+    text = "".join(line + "\n" for line in lines)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        atomic_write_text(out, text)
+
+
+def _align(args: argparse.Namespace) -> int:
+    if args.subcommand is not None:
+        return args.subcommand(args)
+    if args.input is None:
+        raise UsageError("mlrep align needs -i FILE ('source ||| target' lines)")
+    if args.backend == "fast_align" and args.max_length > backends.THOT_MAX_LENGTH:
+        raise UsageError(
+            f"--max-length {args.max_length}: the fast_align backend (sil-thot) handles at most "
+            f"{backends.THOT_MAX_LENGTH} words per side; longer pairs must be skipped"
+        )
+    options = backends.Options(
+        favor_diagonal=args.favor_diagonal,
+        optimize_tension=args.optimize_tension,
+        variational_bayes=args.variational_bayes,
+        reverse=args.reverse,
+        iterations=args.iterations,
+        p0=args.p0,
+        eflomal_model=args.eflomal_model,
+        eflomal_samplers=args.eflomal_samplers,
+    )
+    text = bitext.read_bitext(args.input, args.max_length)
+    links = backends.align(text, args.backend, options)
+    _emit([format_links(line) for line in links], args.out)
+    stats = {
+        "input": str(args.input),
+        "backend": args.backend,
+        "package": f"{backends.PACKAGES[args.backend]} "
+        f"{metadata.version(backends.PACKAGES[args.backend])}",
+        "options": asdict(options),
+        "max_length": args.max_length,
+        "pairs": len(text),
+        "aligned": len(text.kept()),
+        "skipped": dict(text.skipped),
+    }
+    if args.stats:
+        atomic_write_text(args.stats, json.dumps(stats, indent=2) + "\n")
+    print(
+        f"mlrep align: {len(text.kept())} of {len(text)} pairs aligned ({args.backend}, "
+        f"{'reverse' if args.reverse else 'forward'}); skipped: {dict(text.skipped) or 0}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _symmetrize(args: argparse.Namespace) -> int:
+    forward, reverse = read_alignments(args.forward), read_alignments(args.reverse_links)
+    if len(forward) != len(reverse):
+        raise UsageError(
+            f"{args.forward} has {len(forward)} lines but {args.reverse_links} has "
+            f"{len(reverse)}: both directions must come from the same input"
+        )
+    lines = [
+        format_links(symmetrize.symmetrize(args.method, f, r))
+        for f, r in zip(forward, reverse, strict=True)
+    ]
+    _emit(lines, args.out)
+    return 0
+
+
+def _score(args: argparse.Namespace) -> int:
+    scores = score(read_gold(args.gold), read_alignments(args.test))
+    if args.json:
+        print(json.dumps(scores.as_dict()))
+    else:
+        print(
+            f"AER {scores.aer:.4f}  precision {scores.precision:.4f}  recall "
+            f"{scores.recall:.4f}  ({scores.sentences} sentence pairs, {scores.test_links} "
+            f"links, {scores.sure_links} sure, {scores.possible_links} possible)"
+        )
+    return 0
+
+
+def _bitext(args: argparse.Namespace) -> int:
+    """Tokenize two line-aligned files and write fast_align input, split into shards."""
+    source = tokenize.lines(read_lines(args.source), args.source_lang, args.tokenize)
+    target = tokenize.lines(read_lines(args.target), args.target_lang, args.tokenize)
+    joined = bitext.join_lines(source, target, args.source, args.target)
+    outs = args.out
+    per_shard = -(-len(joined) // len(outs)) if joined else 0
+    for k, out in enumerate(outs):
+        _emit(joined[k * per_shard : (k + 1) * per_shard], out)
+    return 0
+
+
+def _gather(args: argparse.Namespace) -> int:
+    lines: list[str] = []
+    for path in args.inputs:
+        lines.extend(read_lines(path))
+    _emit(lines, args.out)
+    return 0
+
+
+def _cipher(args: argparse.Namespace) -> int:
+    settings = cipher.CipherSettings(
+        sentences=args.sentences, vocabulary=args.vocabulary, seed=args.seed
+    )
+    pairs = cipher.generate(settings)
+    args.out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(
+        args.out / "bitext.txt",
+        "".join(f"{' '.join(p.source)}{bitext.SEPARATOR}{' '.join(p.target)}\n" for p in pairs),
+    )
+    atomic_write_text(args.out / "gold.txt", "".join(format_links(p.links) + "\n" for p in pairs))
+    print(f"{args.out}: {len(pairs)} sentence pairs, bitext.txt and gold.txt")
+    return 0
+
+
+def _subwords(args: argparse.Namespace) -> int:
+    words, pieces = read_lines(args.words), read_lines(args.pieces)
+    links = read_alignments(args.alignments)
+    if not len(words) == len(pieces) == len(links):
+        raise UsageError(
+            f"{args.words}, {args.pieces} and {args.alignments} must have the same number of "
+            f"lines ({len(words)}, {len(pieces)}, {len(links)})"
+        )
+    mapper = subwords_to_words if args.to_words else words_to_subwords
+    lines = []
+    for number, (w, p, a) in enumerate(zip(words, pieces, links, strict=True), start=1):
+        w_src, w_tgt = bitext.split_pair(w, f"{args.words}:{number}")
+        p_src, p_tgt = bitext.split_pair(p, f"{args.pieces}:{number}")
+        try:
+            owners = (word_of_pieces(w_src, p_src), word_of_pieces(w_tgt, p_tgt))
+        except SubwordMismatch as exc:
+            raise SubwordMismatch(f"{args.pieces}:{number}: {exc}") from None
+        lines.append(format_links(mapper(a, *owners)))
+    _emit(lines, args.out)
+    return 0
+
+
+def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    del common  # the aligner keeps fast_align's defaults; the helpers take explicit paths
+    align = top.add_parser(
+        "align",
+        help="word alignment (fast_align's command line; subcommands below)",
+        description="Without a subcommand: align -i FILE like fast_align, Pharaoh on stdout.",
+    )
+    align.add_argument("-i", "--input", type=Path, help="'source ||| target' lines")
+    align.add_argument("-d", dest="favor_diagonal", action="store_true", help="favor diagonal")
+    align.add_argument("--favor-diagonal", dest="favor_diagonal", type=_boolean)
+    align.add_argument("-o", dest="optimize_tension", action="store_true", help="optimize tension")
+    align.add_argument("--optimize-tension", dest="optimize_tension", type=_boolean)
+    align.add_argument(
+        "-v", dest="variational_bayes", action="store_true", help="variational Bayes"
+    )
+    align.add_argument("--variational-bayes", dest="variational_bayes", type=_boolean)
+    align.add_argument("-r", "--reverse", action="store_true", help="reverse direction")
+    align.add_argument("-I", "--iterations", type=positive_int, default=5)
+    align.add_argument("-q", "--p0", type=_probability, default=0.08, help="NULL probability")
+    align.add_argument("--backend", choices=backends.BACKENDS, default="fast_align")
+    align.add_argument("--max-length", type=positive_int, default=backends.THOT_MAX_LENGTH)
+    align.add_argument("--eflomal-model", type=int, choices=(1, 2, 3), default=3)
+    align.add_argument("--eflomal-samplers", type=positive_int, default=3)
+    align.add_argument("--out", type=Path, help="write here (atomically) instead of stdout")
+    align.add_argument("--stats", type=Path, help="JSON: pairs aligned and skipped, options")
+    align.set_defaults(func=_align, subcommand=None)
+    sub = align.add_subparsers(dest="align_command")
+
+    sym = sub.add_parser("symmetrize", help="combine forward and reverse links (atools)")
+    sym.add_argument("--method", choices=symmetrize.METHODS, required=True)
+    sym.add_argument("forward", type=Path)
+    sym.add_argument("reverse_links", metavar="reverse", type=Path)
+    sym.add_argument("--out", type=Path)
+    sym.set_defaults(subcommand=_symmetrize)
+
+    sc = sub.add_parser("score", help="AER, precision, recall against sure/possible gold")
+    sc.add_argument("--gold", type=Path, required=True, help="i-j sure, i?j possible")
+    sc.add_argument("--test", type=Path, required=True)
+    sc.add_argument("--json", action="store_true")
+    sc.set_defaults(subcommand=_score)
+
+    bt = sub.add_parser("bitext", help="tokenize two line-aligned files into fast_align input")
+    bt.add_argument("--source", type=Path, required=True)
+    bt.add_argument("--target", type=Path, required=True)
+    bt.add_argument("--source-lang", required=True)
+    bt.add_argument("--target-lang", required=True)
+    bt.add_argument("--tokenize", choices=tokenize.METHODS, default="moses")
+    bt.add_argument("--out", type=Path, nargs="+", required=True, help="one file per shard")
+    bt.set_defaults(subcommand=_bitext)
+
+    ga = sub.add_parser("gather", help="concatenate shard outputs in order")
+    ga.add_argument("inputs", type=Path, nargs="+")
+    ga.add_argument("--out", type=Path, required=True)
+    ga.set_defaults(subcommand=_gather)
+
+    ci = sub.add_parser("cipher", help="synthetic parallel corpus with gold alignments")
+    ci.add_argument("--out", type=Path, required=True)
+    ci.add_argument("--sentences", type=positive_int, default=2000)
+    ci.add_argument("--vocabulary", type=positive_int, default=2000)
+    ci.add_argument("--seed", type=int, default=1)
+    ci.set_defaults(subcommand=_cipher)
+
+    sw = sub.add_parser("subwords", help="map links between words and subwords")
+    sw.add_argument("--words", type=Path, required=True, help="'src ||| tgt' word lines")
+    sw.add_argument("--pieces", type=Path, required=True, help="'src ||| tgt' subword lines")
+    sw.add_argument("--alignments", type=Path, required=True)
+    sw.add_argument("--to-words", action="store_true", help="subword links to word links")
+    sw.add_argument("--out", type=Path)
+    sw.set_defaults(subcommand=_subwords)

@@ -1,0 +1,188 @@
+"""``mlrep data …``: list the registry, fetch a dataset, normalise it, extract an archive."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from mlrep.cliutil import effective, resolved_params
+from mlrep.data import archive, download, readers, registry
+from mlrep.data.validate import Filters
+
+_POLICY_KEYS = ("retries", "timeout", "backoff")
+_FILTER_KEYS = ("drop_empty", "max_chars", "drop_duplicates", "langid_sample")
+
+
+def _boolean(text: str) -> bool:
+    lowered = text.lower()
+    if lowered not in {"true", "false"}:
+        raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
+    return lowered == "true"
+
+
+def fetch_values(config: dict[str, Any], key: str) -> dict[str, Any]:
+    """Every `fetch` flag of `key` from a resolved config, for rules (`flags_from`).
+
+    All values are explicit so --config overrides reach the command; an empty mirror means
+    the registry's own URL.
+    """
+    download_section = config["data"]["download"]
+    section = config["data"]["datasets"].get(key) or {}
+    values = {k: download_section[k] for k in _POLICY_KEYS}
+    values["languages"] = section.get("languages", "all")
+    values["mirror"] = download_section["mirrors"].get(key, "")
+    return values
+
+
+def normalize_values(config: dict[str, Any], key: str) -> dict[str, Any]:
+    """Every `normalize` flag of `key` from a resolved config (filters default to Filters())."""
+    section = config["data"]["datasets"].get(key) or {}
+    values = {k: section.get(k, v) for k, v in asdict(Filters()).items()}
+    values["languages"] = section.get("languages", "all")
+    return values
+
+
+def _dataset_section(args: argparse.Namespace, key: str) -> dict[str, Any]:
+    """The dataset's block of ``data.datasets`` in the params file ({} without one)."""
+    if not args.params.exists():
+        return {}
+    return dict(resolved_params(args.params)["data"]["datasets"].get(key) or {})
+
+
+def _languages(args: argparse.Namespace, section: dict[str, Any]) -> list[str] | None:
+    """The flag's languages, else the params file's; None (every language) for 'all'."""
+    value = args.languages or section.get("languages")
+    if isinstance(value, str):
+        value = [value]
+    return None if not value or value == ["all"] else list(value)
+
+
+def _list(args: argparse.Namespace) -> int:
+    lock = registry.Lock(args.lock)
+    rows = []
+    for dataset in registry.load().values():
+        if args.chapter and args.chapter not in dataset.chapters:
+            continue
+        rows.append(
+            {
+                "key": dataset.key,
+                "access": dataset.access,
+                "checksum": registry.checksum_status(dataset, lock),
+                "licence": dataset.licence,
+                "chapters": list(dataset.chapters),
+                "languages": len(dataset.languages),
+                "name": dataset.name,
+            }
+        )
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    width = max(len(r["key"]) for r in rows)
+    for r in rows:
+        print(f"{r['key']:<{width}}  {r['access']:<11}  {r['checksum']:<34}  {r['licence']}")
+    return 0
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    dataset = registry.get(args.key)
+    _, values = effective(args, "data.download", _POLICY_KEYS)
+    mirror = args.mirror
+    if mirror is None and args.params.exists():
+        mirror = resolved_params(args.params)["data"]["download"]["mirrors"].get(args.key)
+    mirror = mirror or None  # rules pass '' for "the registry's own URL"
+    policy = download.Policy(
+        retries=int(values["retries"]),
+        timeout=float(values["timeout"]),
+        backoff=float(values["backoff"]),
+        progress=not args.no_progress,
+    )
+    files = download.fetch(
+        dataset,
+        args.dest,
+        languages=_languages(args, {} if args.languages else _dataset_section(args, args.key)),
+        mirror=mirror,
+        lock=registry.Lock(args.lock),
+        policy=policy,
+    )
+    print(json.dumps({"key": args.key, "dest": str(args.dest), "files": len(files)}))
+    return 0
+
+
+def _normalize(args: argparse.Namespace) -> int:
+    dataset = registry.get(args.key)
+    values = {k: getattr(args, k) for k in _FILTER_KEYS}
+    explicit = args.languages and None not in values.values() and args.scale
+    section = {} if explicit else _dataset_section(args, args.key)
+    defaults = Filters()
+    filters = Filters(
+        **{
+            k: v if v is not None else section.get(k, getattr(defaults, k))
+            for k, v in values.items()
+        }
+    )
+    languages = _languages(args, section)
+    scale = args.scale or resolved_params(args.params)["scale"]
+    recorded = {**asdict(filters), "languages": languages or "all"}
+    config = {"scale": scale, "data": {"datasets": {args.key: recorded}}}
+    metadata = readers.normalize(dataset, args.raw, args.out, languages, filters, config)
+    summary = {name: info["lines"] for name, info in metadata["pairs"].items()}
+    print(json.dumps({"key": args.key, "out": str(args.out), "pairs": summary}))
+    return 0
+
+
+def _extract(args: argparse.Namespace) -> int:
+    print(archive.extract(args.archive, args.out))
+    return 0
+
+
+def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    data = top.add_parser("data", help="dataset registry: list, fetch, normalise")
+    sub = data.add_subparsers(dest="data_command", required=True)
+    lock = argparse.ArgumentParser(add_help=False)
+    lock.add_argument(
+        "--lock",
+        type=Path,
+        default=registry.DEFAULT_LOCK,
+        help="trust-on-first-use lock file (default: the package's registry-lock.yaml)",
+    )
+
+    listing = sub.add_parser("list", parents=[lock], help="every dataset, licence, checksum status")
+    listing.add_argument("--chapter", help="only datasets of this params.yaml chapter section")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.set_defaults(func=_list)
+
+    fetch = sub.add_parser(
+        "fetch", parents=[common, lock], help="download (or verify manual data) and check sums"
+    )
+    fetch.add_argument("key", help="registry key (see `mlrep data list`)")
+    fetch.add_argument("--dest", type=Path, required=True, help="download folder")
+    fetch.add_argument("--mirror", help="URL prefix replacing the registry's base_url ('': none)")
+    fetch.add_argument("--languages", nargs="+", help="only these languages' files, or 'all'")
+    fetch.add_argument("--retries", type=int, help="retries on connection errors and 5xx")
+    fetch.add_argument("--timeout", type=float, help="seconds without data before a retry")
+    fetch.add_argument("--backoff", type=float, help="first retry delay in s (doubles each time)")
+    fetch.add_argument("--no-progress", action="store_true", help="no progress bar")
+    fetch.set_defaults(func=_fetch)
+
+    normalize = sub.add_parser(
+        "normalize", parents=[common], help="validate and normalise fetched files"
+    )
+    normalize.add_argument("key", help="registry key")
+    normalize.add_argument("--raw", type=Path, required=True, help="the folder `fetch` filled")
+    normalize.add_argument("--out", type=Path, required=True, help="output folder (atomic)")
+    normalize.add_argument("--languages", nargs="+", help="languages to normalise, or 'all'")
+    normalize.add_argument("--drop-empty", type=_boolean, help="drop pairs with an empty side")
+    normalize.add_argument("--max-chars", type=int, help="drop longer pairs (0: no limit)")
+    normalize.add_argument("--drop-duplicates", type=_boolean, help="drop repeated pairs")
+    normalize.add_argument(
+        "--langid-sample", type=int, help="lines per file for a language-ID check (0: off)"
+    )
+    normalize.set_defaults(func=_normalize)
+
+    extract = sub.add_parser("extract", help="safely extract a tar/zip/gz/xz/bz2 archive")
+    extract.add_argument("archive", type=Path)
+    extract.add_argument("--out", type=Path, required=True, help="target folder (atomic)")
+    extract.set_defaults(func=_extract)

@@ -1,0 +1,81 @@
+"""``mlrep report …``: build the report, check the reference numbers, show the ledger."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from mlrep.cliutil import effective, positive_int, resolved_params
+from mlrep.paths import Paths
+from mlrep.report import build as report_build
+from mlrep.report import claims, fill, reference, tables
+from mlrep.report.metrics import Results
+
+_KEYS = ("bootstrap_samples", "bootstrap_seed")
+
+
+def _paths(args: argparse.Namespace) -> Paths:
+    return Paths.from_config(resolved_params(args.params))
+
+
+def _build(args: argparse.Namespace) -> int:
+    scale, section = effective(args, "report", _KEYS)
+    explicit = args.results and args.reference and args.out
+    paths = None if explicit else _paths(args)
+    summary = report_build.build(
+        results_dir=args.results or paths.results,
+        reference_dir=args.reference or paths.reference,
+        out_dir=args.out or paths.reports,
+        scale=scale,
+        config=section,
+    )
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    """Load every definition against the published tables and list the inconsistent cells."""
+    reference_dir = args.reference or _paths(args).reference
+    published = reference.load_all(reference_dir)
+    definitions = tables.load(published)
+    nothing_measured = Results(scale="published")
+    filled = {t: fill.fill(d, published[t], nothing_measured) for t, d in definitions.items()}
+    for tid, table in filled.items():
+        for flag in table.flags:
+            print(f"{tid}: {flag}")
+    verdicts = claims.ledger(claims.load(), filled)
+    wrong = [v.claim["id"] for v in verdicts if v.published_holds is False]
+    print(
+        f"{len(published)} published tables, {len(definitions)} defined, "
+        f"{sum(len(t.flags) for t in filled.values())} inconsistent printed aggregates; "
+        f"{len(verdicts)} claims, {len(wrong)} contradicted by the published numbers"
+        + (f": {', '.join(wrong)}" if wrong else "")
+    )
+    return 1 if wrong or len(definitions) != len(published) else 0
+
+
+def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    report = top.add_parser("report", help="thesis tables, figures, claims ledger, HTML report")
+    sub = report.add_subparsers(dest="report_command", required=True)
+
+    locations = argparse.ArgumentParser(add_help=False)
+    locations.add_argument("--results", type=Path, help="results folder (default: paths.results)")
+    locations.add_argument(
+        "--reference", type=Path, help="published numbers (default: <paths.reports>/reference)"
+    )
+
+    build = sub.add_parser(
+        "build", parents=[common, locations], help="write reports/: tables, figures, index.html"
+    )
+    build.add_argument("--out", type=Path, help="reports folder (default: paths.reports)")
+    build.add_argument("--bootstrap-samples", type=positive_int, help="paired bootstrap resamples")
+    build.add_argument("--bootstrap-seed", type=int, help="random seed of the bootstrap")
+    build.set_defaults(func=_build)
+
+    check = sub.add_parser(
+        "check",
+        parents=[common, locations],
+        help="check table and claim definitions against the published numbers",
+    )
+    check.set_defaults(func=_check)

@@ -1,0 +1,222 @@
+"""Fill a defined table: measured cells from results, aggregates, bolding, consistency flags.
+
+Aggregates (an ``avg.`` column, an ``avg.`` row) are recomputed from the cells they summarise,
+for the measured side and for the published side alike; a printed average that disagrees with
+the mean of its own printed cells by more than one unit of its last digit is flagged, not
+trusted.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from mlrep.report.metrics import Results
+from mlrep.report.reference import PublishedTable, decimals, number
+from mlrep.report.stats import paired_bootstrap
+from mlrep.report.tables import AVERAGE, CellKey, TableDef
+
+NOT_RUN = "not run"
+BLANKS = ("-", "–", "—")
+Bootstrap = tuple[int, int]  # (resamples, random seed) of the paired bootstrap
+
+
+@dataclass
+class Cell:
+    published: str
+    measured: float | None = None
+    seeds: dict[int, float] = field(default_factory=dict)
+    bleu_stats: dict[int, list[list[float]]] = field(default_factory=dict)
+    aggregate: bool = False
+    missing: int = 0  # operands of an aggregate that were not run
+    present: int = 0  # operands of an aggregate that were
+    flag: str | None = None
+    bold_measured: bool = False
+    bold_published: bool = False
+    p_value: float | None = None
+
+    @property
+    def published_value(self) -> float | None:
+        return number(self.published)
+
+    @property
+    def status(self) -> str:
+        if self.measured is not None:
+            return "measured"
+        return f"partial ({self.missing} cells not run)" if self.present else NOT_RUN
+
+
+@dataclass
+class FilledTable:
+    definition: TableDef
+    published: PublishedTable
+    scale: str
+    row_keys: list[str]
+    cells: list[list[Cell]]  # value columns only, one list per row
+    runs_used: set[tuple[str, str]] = field(default_factory=set)
+
+    @property
+    def value_columns(self) -> list[str]:
+        return self.published.header[self.definition.labels :]
+
+    def labels(self, index: int) -> list[str]:
+        return self.published.rows[index][: self.definition.labels]
+
+    def cell(self, row_key: str, column: str) -> Cell:
+        return self.cells[self.row_keys.index(row_key)][self.value_columns.index(column)]
+
+    @property
+    def flags(self) -> list[str]:
+        return [
+            f"row {key}, column {column}: {cell.flag}"
+            for key, row in zip(self.row_keys, self.cells, strict=True)
+            for column, cell in zip(self.value_columns, row, strict=True)
+            if cell.flag
+        ]
+
+
+def _measure(keys: list[CellKey], results: Results, chapter: str, cell: Cell) -> set:
+    """Fill `cell` with the mean over keys of the mean over seeds; return the runs read."""
+    per_key: list[dict[int, float]] = []
+    used = set()
+    for key in keys:
+        values = {}
+        for result in results.seeds(chapter, key.run):
+            if key.seed is not None and result.seed != key.seed:
+                continue
+            if all(m in result.metrics for m in key.metrics):
+                values[result.seed] = statistics.fmean(result.metrics[m] for m in key.metrics)
+                used.add((chapter, key.run))
+                if len(keys) == 1 and key.metrics[0] in result.bleu_stats:
+                    cell.bleu_stats[result.seed] = result.bleu_stats[key.metrics[0]]
+        per_key.append(values)
+    if all(per_key):
+        cell.measured = statistics.fmean(statistics.fmean(v.values()) for v in per_key)
+        common = set.intersection(*(set(v) for v in per_key))
+        cell.seeds = {s: statistics.fmean(v[s] for v in per_key) for s in sorted(common)}
+    return used
+
+
+def _combine(cell: Cell, operands: list[Cell]) -> None:
+    """Make `cell` the mean of `operands` (measured side) and check its printed value."""
+    cell.aggregate = True
+    cell.measured, cell.seeds, cell.bleu_stats = None, {}, {}
+    # a printed "-" is a structural blank (a diagonal, a system without that test): the
+    # thesis's averages skip it, so ours do too
+    operands = [o for o in operands if o.published.strip() not in BLANKS]
+    measured = [o for o in operands if o.measured is not None]
+    cell.present, cell.missing = len(measured), len(operands) - len(measured)
+    if measured and not cell.missing:
+        cell.measured = statistics.fmean(o.measured for o in measured)
+        common = set.intersection(*(set(o.seeds) for o in measured))
+        cell.seeds = {s: statistics.fmean(o.seeds[s] for o in measured) for s in sorted(common)}
+    printed = cell.published_value
+    values = [o.published_value for o in operands]
+    if printed is not None and values and all(v is not None for v in values):
+        mean = statistics.fmean(values)
+        # one unit of the coarsest printed digit: means of rounded cells move by that much
+        unit = 10 ** -min(decimals(c.published) for c in [cell, *operands])
+        if abs(mean - printed) > unit + 1e-9:
+            cell.flag = (
+                f"printed {cell.published}; the mean of its {len(values)} cells is {mean:.2f}"
+            )
+
+
+def _aggregate_rows(filled: FilledTable) -> None:
+    """Rows labelled avg. are the mean of the rows above them in the same group.
+
+    Aggregate columns are left to `_aggregate_columns`, so a corner cell is the mean of its
+    row's (recomputed) averages, as the thesis's overall averages are.
+    """
+    definition, rows = filled.definition, filled.published.rows
+    start = 0
+    for index, row in enumerate(rows):
+        if not AVERAGE.match(row[definition.labels - 1].strip()):
+            continue
+        group = row[0] if definition.labels > 1 else None
+        members = [
+            i
+            for i in range(start, index)
+            if (group is None or rows[i][0] == group)
+            and not AVERAGE.match(rows[i][definition.labels - 1])
+        ]
+        for column, name in enumerate(filled.value_columns):
+            if name not in definition.aggregates:
+                _combine(filled.cells[index][column], [filled.cells[i][column] for i in members])
+        start = index + 1
+
+
+def _aggregate_columns(filled: FilledTable) -> None:
+    columns = filled.value_columns
+    for cells in filled.cells:
+        for column, operands in filled.definition.aggregates.items():
+            _combine(cells[columns.index(column)], [cells[columns.index(o)] for o in operands])
+
+
+def _bold(filled: FilledTable) -> None:
+    definition = filled.definition
+    for column_index, column in enumerate(filled.value_columns):
+        column_cells = [
+            row[column_index]
+            for key, row in zip(filled.row_keys, filled.cells, strict=True)
+            if key not in definition.bold_exclude
+        ]
+        pick = min if column in definition.lower_is_better else max
+        for side in ("measured", "published"):
+            values = [
+                (c.measured if side == "measured" else c.published_value) for c in column_cells
+            ]
+            present = [v for v in values if v is not None]
+            if len(present) < 2:
+                continue
+            best = pick(present)
+            for cell, value in zip(column_cells, values, strict=True):
+                if value == best:
+                    setattr(cell, f"bold_{side}", True)
+
+
+def _significance(filled: FilledTable, bootstrap: Bootstrap) -> None:
+    spec = filled.definition.significance
+    if not spec or str(spec["baseline"]) not in filled.row_keys:
+        return
+    baseline = filled.cells[filled.row_keys.index(str(spec["baseline"]))]
+    for key, row in zip(filled.row_keys, filled.cells, strict=True):
+        if key == str(spec["baseline"]):
+            continue
+        for cell, base in zip(row, baseline, strict=True):
+            seeds = sorted(set(cell.bleu_stats) & set(base.bleu_stats))
+            if seeds and cell.measured is not None and base.measured is not None:
+                ours = [r for s in seeds for r in cell.bleu_stats[s]]
+                theirs = [r for s in seeds for r in base.bleu_stats[s]]
+                if len(ours) == len(theirs):
+                    cell.p_value = paired_bootstrap(ours, theirs, *bootstrap)
+
+
+def fill(
+    definition: TableDef,
+    published: PublishedTable,
+    results: Results,
+    bootstrap: Bootstrap = (1000, 12345),
+) -> FilledTable:
+    """The table with measured cells, recomputed aggregates, bold and significance marks."""
+    header = published.header
+    columns = header[definition.labels :]
+    filled = FilledTable(
+        definition=definition,
+        published=published,
+        scale=results.scale,
+        row_keys=definition.row_keys(header, published.rows),
+        cells=[[Cell(published=v) for v in row[definition.labels :]] for row in published.rows],
+    )
+    if definition.descriptive:
+        return filled
+    for row, key, cells in zip(published.rows, filled.row_keys, filled.cells, strict=True):
+        for column, cell in zip(columns, cells, strict=True):
+            if column not in definition.aggregates:
+                keys = definition.cell_key(header, row, key, column)
+                filled.runs_used |= _measure(keys, results, definition.chapter, cell)
+    _aggregate_rows(filled)
+    _aggregate_columns(filled)
+    _bold(filled)
+    _significance(filled, bootstrap)
+    return filled

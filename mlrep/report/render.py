@@ -1,0 +1,211 @@
+"""Render a filled table as Markdown, LaTeX (booktabs), CSV (long format) and HTML.
+
+Every value cell reads ``measured / published``: the measured value at the report's scale
+(mean over seeds; ``not run`` where no result exists at this scale), then the printed value.
+Bold marks the best value per column on each side (the definition's rule); ``†`` marks a
+measured BLEU cell significantly better than the definition's baseline row (paired bootstrap);
+``⚠`` marks a printed aggregate that disagrees with its own cells (see the notes).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+
+from mlrep.report.fill import Cell, FilledTable
+from mlrep.report.reference import decimals
+
+DAGGER, WARNING = "†", "⚠"
+_TEX_ESCAPE = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "→": r"$\rightarrow$",
+    "←": r"$\leftarrow$",
+    "↔": r"$\leftrightarrow$",
+    "Δ": r"$\Delta$",
+    "†": r"$^\dagger$",
+    "±": r"$\pm$",
+    "⚠": r"\textsuperscript{!}",
+    "✓": r"$\checkmark$",
+    "✗": r"$\times$",
+}
+
+
+def measured_text(cell: Cell, alpha: float) -> str:
+    """The measured side of a cell as text, without markup."""
+    if cell.measured is None:
+        return cell.status
+    text = f"{cell.measured:.{max(decimals(cell.published), 1)}f}"
+    if cell.p_value is not None and cell.p_value < alpha:
+        text += DAGGER
+    return text
+
+
+def published_text(cell: Cell) -> str:
+    return (cell.published.strip() or "–") + (WARNING if cell.flag else "")
+
+
+def caption(filled: FilledTable) -> str:
+    source = filled.published.source
+    if filled.definition.descriptive:
+        return f"{filled.definition.title} ({source.citation}). Published values."
+    return (
+        f"{filled.definition.title} ({source.citation}). Each cell: measured at scale "
+        f"{filled.scale} / published."
+    )
+
+
+def notes(filled: FilledTable) -> list[str]:
+    """Flags, caveats and the seeds behind the measured side, as plain sentences."""
+    out = [f"{WARNING} {flag}" for flag in filled.flags]
+    out += [f"Caveat: {c}" for c in filled.published.source.caveats]
+    if filled.definition.descriptive:
+        out.append("Descriptive table (data or settings): published values only.")
+    elif not filled.runs_used:
+        out.append(f"No result of this table has been run at scale {filled.scale} yet.")
+    return out
+
+
+def _alpha(filled: FilledTable) -> float:
+    return float(filled.definition.significance.get("alpha", 0.05))
+
+
+def _rows(filled: FilledTable, bold: tuple[str, str]) -> list[list[str]]:
+    """Label cells and ``measured / published`` value cells with bold markers `bold`."""
+    alpha, out = _alpha(filled), []
+    for index, cells in enumerate(filled.cells):
+        row = list(filled.labels(index))
+        for cell in cells:
+            pub = published_text(cell)
+            pub = f"{bold[0]}{pub}{bold[1]}" if cell.bold_published else pub
+            if filled.definition.descriptive:
+                row.append(pub)
+                continue
+            meas = measured_text(cell, alpha)
+            meas = f"{bold[0]}{meas}{bold[1]}" if cell.bold_measured else meas
+            row.append(f"{meas} / {pub}")
+        out.append(row)
+    return out
+
+
+def markdown(filled: FilledTable) -> str:
+    header = filled.published.header
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    parts = [f"**{caption(filled)}**", "", line(header), line(["---"] * len(header))]
+    parts += [line(row) for row in _rows(filled, ("**", "**"))]
+    parts += ["", *[f"- {n}" for n in notes(filled)]]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def _tex(text: str) -> str:
+    return "".join(_TEX_ESCAPE.get(ch, ch) for ch in text)
+
+
+def latex(filled: FilledTable) -> str:
+    """A booktabs table, ready to ``\\input`` (needs booktabs and amssymb; wide tables graphicx).
+
+    ``⚠`` (a printed aggregate that disagrees with its cells) becomes a superscript ``!``.
+    """
+    header = filled.published.header
+    labels = filled.definition.labels
+    spec = "l" * labels + "r" * (len(header) - labels)
+    body = [" & ".join(_tex(h) for h in header) + r" \\", r"\midrule"]
+    for row in _rows(filled, ("\x00", "\x01")):
+        cells = [_tex(c).replace("\x00", r"\textbf{").replace("\x01", "}") for c in row]
+        body.append(" & ".join(cells) + r" \\")
+    tabular = "\n".join(
+        [rf"\begin{{tabular}}{{{spec}}}", r"\toprule", *body, r"\bottomrule", r"\end{tabular}"]
+    )
+    if len(header) > 10:
+        tabular = "\\resizebox{\\textwidth}{!}{%\n" + tabular + "}"
+    footnote = " ".join(_tex(n) for n in notes(filled))
+    return (
+        "\\begin{table}[t]\n\\centering\n\\small\n"
+        + tabular
+        + f"\n\\caption{{{_tex(caption(filled))} {footnote}}}\n"
+        + f"\\label{{tab:{filled.definition.table_id}}}\n\\end{{table}}\n"
+    )
+
+
+CSV_FIELDS = (
+    "table",
+    "row",
+    "column",
+    "published",
+    "published_value",
+    "published_flag",
+    "measured",
+    "status",
+    "seeds",
+    "scale",
+)
+
+
+def csv_text(filled: FilledTable) -> str:
+    """Long format: one line per value cell, both sides, the seeds and the status."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    for key, cells in zip(filled.row_keys, filled.cells, strict=True):
+        for column, cell in zip(filled.value_columns, cells, strict=True):
+            status = "published only" if filled.definition.descriptive else cell.status
+            writer.writerow(
+                [
+                    filled.definition.table_id,
+                    key,
+                    column,
+                    cell.published,
+                    "" if cell.published_value is None else cell.published_value,
+                    cell.flag or "",
+                    "" if cell.measured is None else f"{cell.measured:.6g}",
+                    status,
+                    " ".join(str(s) for s in cell.seeds) if cell.measured is not None else "",
+                    filled.scale,
+                ]
+            )
+    return buffer.getvalue()
+
+
+def html_table(filled: FilledTable) -> str:
+    """An HTML ``<table>`` (no page around it), classes for the report's stylesheet."""
+    alpha = _alpha(filled)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in filled.published.header)
+    rows = []
+    for index, cells in enumerate(filled.cells):
+        tds = [f'<th scope="row">{html.escape(v)}</th>' for v in filled.labels(index)]
+        for cell in cells:
+            pub = html.escape(published_text(cell))
+            pub_class = "pub best" if cell.bold_published else "pub"
+            title = f' title="{html.escape(cell.flag)}"' if cell.flag else ""
+            pub_html = f'<span class="{pub_class}"{title}>{pub}</span>'
+            if filled.definition.descriptive:
+                tds.append(f"<td>{pub_html}</td>")
+                continue
+            meas = html.escape(measured_text(cell, alpha))
+            meas_class = "meas best" if cell.bold_measured else "meas"
+            if cell.measured is None:
+                meas_class += " notrun"
+            tds.append(
+                f'<td><span class="{meas_class}">{meas}</span>'
+                f'<span class="sep"> / </span>{pub_html}</td>'
+            )
+        rows.append("<tr>" + "".join(tds) + "</tr>")
+    note_items = "".join(f"<li>{html.escape(n)}</li>" for n in notes(filled))
+    return (
+        f'<table class="thesis" id="{html.escape(filled.definition.table_id)}">'
+        f"<caption>{html.escape(caption(filled))}</caption>"
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        + (f'<ul class="notes">{note_items}</ul>' if note_items else "")
+    )

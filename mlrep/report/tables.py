@@ -1,0 +1,228 @@
+"""Table definitions as data: how each cell of a published table is filled from results.
+
+``mlrep/report/tables/<chapter>.yaml`` maps a table id (the name of its reference CSV) to a
+definition; every key is optional, so a table listed with ``{}`` gets the defaults::
+
+    thesis-table-8.2:
+      labels: 4                 # leading columns that label a row (default: inferred)
+      row: "{#}"                # a row's key, from its label cells (default: all labels)
+      cells:                    # column -> "<run>:<metric>[@seed]" (default "{row}:<column>")
+        Zero-shot OPUS BLEU: "opus/{row}:zst_bleu"
+        Both directions: ["{row}:bleu_xy", "{row}:bleu_yx"]   # a list: mean of the keys
+      aggregates:               # column -> the columns it averages (default: inferred "avg.")
+        Avg.: [de, fr]
+      lower_is_better: [Off-target]   # bold the lowest (default: inferred from the header)
+      bold_exclude: [LaBSE]     # rows (key) left out of "best per column", as the thesis does
+      significance: {baseline: "1", alpha: 0.05}   # mark BLEU cells better than this row
+      descriptive: true         # the table describes data or settings: published only
+      aliases: {Pre.: prenorm}  # label spellings that name the same thing across tables
+      vars: {dataset: iwslt}    # constants usable in templates: "{dataset}/{row}:zst_bleu"
+
+Placeholders in templates are label columns (``{Layer Norm}``) and ``{row}``; each value is
+slugged (lower case, runs of other characters → ``-``). Measured values are the mean over the
+seeds found; an aggregate column is the mean of its operand cells, never a copy of a printed one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mlrep.errors import MlrepError
+from mlrep.report.reference import PublishedTable, number
+
+TABLES_PACKAGE = "mlrep.report"
+AVERAGE = re.compile(r"^(?P<prefix>.*?)\s*\b(avg\.?|average|mean)(\s*\(.*\))?$", re.IGNORECASE)
+_LOWER = re.compile(r"off-target|error|\baer\b|xsim|sec\.|time|loss|rate", re.IGNORECASE)
+_KEYS = {
+    "labels",
+    "row",
+    "cells",
+    "aggregates",
+    "lower_is_better",
+    "bold_exclude",
+    "significance",
+    "descriptive",
+    "title",
+    "aliases",
+    "vars",
+}
+
+
+class TableDefinitionError(MlrepError):
+    """A table definition names a column or key that does not exist."""
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")
+
+
+@dataclass(frozen=True)
+class CellKey:
+    """Where a measured cell comes from: mean over `metrics` of `run` (one seed if given)."""
+
+    run: str
+    metrics: tuple[str, ...]
+    seed: int | None = None
+
+
+@dataclass
+class TableDef:
+    table_id: str
+    chapter: str
+    title: str
+    labels: int
+    row_template: str
+    cells: dict[str, list[str]] = field(default_factory=dict)
+    aggregates: dict[str, list[str]] = field(default_factory=dict)
+    lower_is_better: set[str] = field(default_factory=set)
+    bold_exclude: set[str] = field(default_factory=set)
+    significance: dict[str, Any] = field(default_factory=dict)
+    descriptive: bool = False
+    aliases: dict[str, str] = field(default_factory=dict)
+    variables: dict[str, str] = field(default_factory=dict)
+
+    def _names(self, header: list[str]) -> list[str]:
+        return [*header[: self.labels], *self.variables]
+
+    def _values(self, row: list[str]) -> list[str]:
+        labels = [self.aliases.get(v.strip(), v) for v in row[: self.labels]]
+        return [*labels, *self.variables.values()]
+
+    def row_keys(self, header: list[str], rows: list[list[str]]) -> list[str]:
+        """A unique key per row.
+
+        By the thesis's convention a row labelled ``+align`` modifies the nearest row above
+        it without a ``+`` (``mlsc-align``); keys still equal after that get ``-2``, ``-3``.
+        """
+        keys, seen, base = [], {}, ""
+        for row in rows:
+            key = _format(self.row_template, self._names(header), self._values(row), None)
+            if row[0].strip().startswith("+") and base:
+                key = f"{base}-{key}"
+            else:
+                base = key
+            seen[key] = seen.get(key, 0) + 1
+            keys.append(key if seen[key] == 1 else f"{key}-{seen[key]}")
+        return keys
+
+    def cell_key(
+        self, header: list[str], row: list[str], row_key: str, column: str
+    ) -> list[CellKey]:
+        """The result keys of one cell (several: the cell is their mean)."""
+        keys = []
+        for template in self.cells.get(column, [f"{{row}}:{slug(column)}"]):
+            text = _format(template, self._names(header), self._values(row), row_key)
+            run, _, metric = text.rpartition(":")
+            metric, _, seed = metric.partition("@")
+            keys.append(CellKey(run, (metric,), int(seed) if seed else None))
+        return keys
+
+
+def _format(template: str, names: list[str], values: list[str], row_key: str | None) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name == "row" and row_key is not None:
+            return row_key
+        if name not in names:
+            raise TableDefinitionError(f"template {template!r}: no label column {name!r}")
+        return slug(values[names.index(name)])
+
+    text = re.sub(r"\{([^{}]+)\}", replace, template)
+    # an empty label leaves a doubled or dangling separator: "-pivot-" reads "pivot"
+    return re.sub(r"(^|/)-+|-+($|/|:)", r"\1\2", re.sub(r"-{2,}", "-", text))
+
+
+def infer_labels(table: PublishedTable) -> int:
+    """Leading columns that label rows: up to the last mostly non-numeric leading column."""
+    labels = 1
+    for index in range(len(table.header)):
+        cells = [row[index] for row in table.rows if row[index].strip() not in ("", "-", "–")]
+        numeric = sum(number(c) is not None for c in cells)
+        if (cells and numeric * 2 < len(cells)) or table.header[index].strip() == "#":
+            labels = index + 1
+        elif index >= labels:
+            break
+    return labels
+
+
+def infer_aggregates(header: list[str], labels: int) -> dict[str, list[str]]:
+    """Columns printed as averages (``Avg.``, ``UN avg.``) and the earlier columns they average."""
+    out: dict[str, list[str]] = {}
+    values = header[labels:]
+    for position, column in enumerate(values):
+        match = AVERAGE.match(column)
+        if not match:
+            continue
+        prefix = match.group("prefix").strip()
+        if prefix:  # "UN avg.": the UN columns before it
+            operands = [c for c in values[:position] if c.startswith(prefix)]
+        else:  # "Avg.": the columns since the previous average
+            last = max((values.index(a) for a in out), default=-1)
+            operands = values[last + 1 : position]
+        operands = [c for c in operands if not AVERAGE.match(c)]
+        if operands:
+            out[column] = operands
+    return out
+
+
+def build(table_id: str, chapter: str, spec: dict[str, Any], table: PublishedTable) -> TableDef:
+    """A definition from its YAML entry, with every default filled from the published table."""
+    unknown = set(spec) - _KEYS
+    if unknown:
+        raise TableDefinitionError(
+            f"{table_id}: unknown keys {sorted(unknown)}; allowed {sorted(_KEYS)}"
+        )
+    labels = int(spec.get("labels") or infer_labels(table))
+    header = table.header
+    cells = {c: (v if isinstance(v, list) else [v]) for c, v in (spec.get("cells") or {}).items()}
+    aggregates = spec.get("aggregates")
+    aggregates = infer_aggregates(header, labels) if aggregates is None else aggregates
+    lower = set(spec.get("lower_is_better") or [c for c in header[labels:] if _LOWER.search(c)])
+    for column in [*cells, *aggregates, *lower, *(x for ops in aggregates.values() for x in ops)]:
+        if column not in header:
+            raise TableDefinitionError(f"{table_id}: no column {column!r}; columns: {header}")
+    definition = TableDef(
+        table_id=table_id,
+        chapter=chapter,
+        title=spec.get("title") or table.source.label,
+        labels=labels,
+        row_template=spec.get("row") or "-".join(f"{{{h}}}" for h in header[:labels]),
+        cells=cells,
+        aggregates=aggregates,
+        lower_is_better=lower,
+        bold_exclude=set(map(str, spec.get("bold_exclude") or [])),
+        significance=dict(spec.get("significance") or {}),
+        descriptive=bool(spec.get("descriptive", False)),
+        aliases={str(k): str(v) for k, v in (spec.get("aliases") or {}).items()},
+        variables={str(k): str(v) for k, v in (spec.get("vars") or {}).items()},
+    )
+    definition.row_keys(header, table.rows)  # every template placeholder exists
+    return definition
+
+
+def definition_files(folder: Path | None = None) -> list[Path]:
+    base = folder or Path(str(resources.files(TABLES_PACKAGE) / "tables"))
+    return sorted(base.glob("*.yaml"))
+
+
+def load(tables: dict[str, PublishedTable], folder: Path | None = None) -> dict[str, TableDef]:
+    """Every table definition, checked against its published table (ordered by chapter file)."""
+    out: dict[str, TableDef] = {}
+    for path in definition_files(folder):
+        entries = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for table_id, spec in entries.items():
+            if table_id not in tables:
+                raise TableDefinitionError(f"{path}: {table_id} has no published table")
+            if table_id in out:
+                raise TableDefinitionError(f"{path}: {table_id} is defined twice")
+            try:
+                out[table_id] = build(table_id, path.stem, spec or {}, tables[table_id])
+            except TableDefinitionError as exc:
+                raise TableDefinitionError(f"{path}: {exc}") from None
+    return out

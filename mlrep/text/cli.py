@@ -1,0 +1,299 @@
+"""``mlrep text …``: line-aligned preprocessing steps, each shardable for scatter/gather.
+
+Every step reads one input file, optionally only shard ``--shard i`` of ``--shards n``
+(contiguous blocks), writes one output line per input line, and writes ``OUTPUT.meta.json``
+with the counts of processed, empty and overlong lines and the tool that ran
+(`mlrep.text.lines`). ``mlrep text gather`` joins shards back in order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from mlrep.cliutil import UsageError, effective, positive_int
+from mlrep.io import atomic_directory
+from mlrep.provenance import record
+from mlrep.text import english, enju, knp, lines, moses, segment, subwords
+from mlrep.text.tree import from_json, head_final_order
+
+_TOKENIZE_KEYS = ("backend", "normalize", "escape")
+_SUBWORD_KEYS = ("method", "model_type", "vocab_size", "character_coverage", "merges")
+
+
+def boolean(text: str) -> bool:
+    """``true``/``false`` (any case), as `flags_from` renders YAML booleans."""
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
+
+
+def coverage(text: str) -> float:
+    """SentencePiece character coverage: in (0, 1], 1.0 being usual for small alphabets."""
+    value = float(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{value} is not in (0, 1]")
+    return value
+
+
+def _shard_lines(args: argparse.Namespace) -> list[str]:
+    if (args.shard is None) != (args.shards is None):
+        raise UsageError("--shard and --shards go together")
+    text = lines.read_lines(args.input)
+    if args.shards is None:
+        return text
+    return [text[i] for i in lines.shard_range(len(text), args.shard, args.shards)]
+
+
+def _run(
+    args: argparse.Namespace,
+    transform: Callable[[list[str]], list[str]],
+    extra: dict[str, Any],
+    passthrough: Callable[[str], str] = str,
+    failed: Callable[[str], bool] | None = None,
+) -> lines.Counts:
+    """Apply `transform` to the (shard of the) input within ``preprocess.max_chars``."""
+    scale, opts = effective(args, "preprocess", ("max_chars",))
+    source = _shard_lines(args)
+    out, counts = lines.process(source, transform, int(opts["max_chars"]), passthrough, failed)
+    counts.extra = {"scale": scale, "input": str(args.input), **extra}
+    _write(args.output, out, counts)
+    return counts
+
+
+def _write(path: Path, out: list[str], counts: lines.Counts) -> None:
+    lines.write_output(path, out, counts)
+    summary = {k: v for k, v in asdict(counts).items() if k != "extra"}
+    print(json.dumps({"output": str(path), **summary}))
+
+
+def _tokenize(args: argparse.Namespace) -> int:
+    _, opts = effective(args, "preprocess.tokenize", _TOKENIZE_KEYS)
+
+    def transform(batch: list[str]) -> list[str]:
+        return moses.tokenize(batch, args.lang, opts["backend"], opts["normalize"], opts["escape"])
+
+    extra = {"tool": moses.backend_version(opts["backend"]), "lang": args.lang, **opts}
+    _run(args, transform, extra)
+    return 0
+
+
+def _detokenize(args: argparse.Namespace) -> int:
+    _, opts = effective(args, "preprocess.tokenize", ("backend",))
+
+    def transform(batch: list[str]) -> list[str]:
+        return moses.detokenize(batch, args.lang, opts["backend"])
+
+    extra = {"tool": moses.backend_version(opts["backend"]), "lang": args.lang}
+    _run(args, transform, extra)
+    return 0
+
+
+def _segment(args: argparse.Namespace) -> int:
+    if args.bunsetsu and args.lang != "ja":
+        raise UsageError("--bunsetsu is for Japanese (--lang ja) only")
+    spans: dict[str, str] = {}
+
+    def transform(batch: list[str]) -> list[str]:
+        done = segment.segment(batch, args.lang)
+        for line, sentence in zip(batch, done, strict=True):
+            spans[line] = segment.format_spans(sentence.bunsetsu)
+        return [" ".join(s.words) for s in done]
+
+    extra = {"tool": segment.tool_version(args.lang), "lang": args.lang}
+    counts = _run(args, transform, extra)
+    if args.bunsetsu:
+        source = _shard_lines(args)
+        _write(args.bunsetsu, [spans.get(line, "") for line in source], counts)
+    return 0
+
+
+def _read_knp(args: argparse.Namespace) -> int:
+    sentences = list(knp.read_knp(args.input))
+    counts = lines.Counts(lines=len(sentences), processed=len(sentences))
+    counts.empty = sum(1 for s in sentences if not s.words)
+    counts.extra = {"tool": "KNP (read from its output)", "input": str(args.input)}
+    _write(args.output, [" ".join(s.words) for s in sentences], counts)
+    _write(args.bunsetsu, [segment.format_spans(s.bunsetsu) for s in sentences], counts)
+    return 0
+
+
+def _parse(args: argparse.Namespace) -> int:
+    def transform(batch: list[str]) -> list[str]:
+        return english.parse(batch, args.pretokenized)
+
+    def passthrough(line: str) -> str:
+        return english.parse_line(line.split(), None)
+
+    def failed(line: str) -> bool:
+        return json.loads(line)["tree"] is None
+
+    extra = {"tool": english.tool_version(), "pretokenized": args.pretokenized}
+    _run(args, transform, extra, passthrough, failed)
+    return 0
+
+
+def _read_enju(args: argparse.Namespace) -> int:
+    parsed = list(enju.read_enju(args.input))
+    counts = lines.Counts(lines=len(parsed), processed=len(parsed))
+    counts.failed = sum(1 for _, tree in parsed if tree is None)
+    counts.extra = {"tool": "Enju (read from its XML output)", "input": str(args.input)}
+    _write(args.output, [english.parse_line(w, t) for w, t in parsed], counts)
+    return 0
+
+
+def _head_final(args: argparse.Namespace) -> int:
+    out: list[str] = []
+    counts = lines.Counts()
+    moved = total = 0
+    for number, text in enumerate(lines.read_lines(args.input), start=1):
+        counts.lines += 1
+        if not text:
+            counts.empty += 1
+            out.append("")
+            continue
+        try:
+            record_ = json.loads(text)
+            words, tree = record_["words"], record_["tree"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise lines.TextInputError(
+                f"{args.input}:{number}: not a parse line; make it with `mlrep text parse`"
+            ) from None
+        counts.processed += 1
+        if tree is None:
+            counts.failed += 1
+            out.append(" ".join(words))
+        else:
+            order = head_final_order(from_json(tree))
+            moved += sum(1 for position, index in enumerate(order) if position != index)
+            total += len(order)
+            out.append(" ".join(words[i] for i in order))
+    counts.extra = {
+        "input": str(args.input),
+        "reordering": "head finalization, words 1:1",
+        "moved_word_ratio": round(moved / total, 4) if total else None,  # thesis: 0.9197
+    }
+    _write(args.output, out, counts)
+    return 0
+
+
+def _gather(args: argparse.Namespace) -> int:
+    total = lines.gather(args.parts, args.output)
+    print(json.dumps({"output": str(args.output), "lines": total.lines}))
+    return 0
+
+
+def _train_subwords(args: argparse.Namespace) -> int:
+    scale, opts = effective(args, "preprocess.subwords", _SUBWORD_KEYS)
+    with atomic_directory(args.out) as staging:
+        if opts["method"] == "sentencepiece":
+            subwords.train_sentencepiece(
+                args.input,
+                staging / "spm",
+                opts["model_type"],
+                int(opts["vocab_size"]),
+                float(opts["character_coverage"]),
+                args.threads,
+            )
+        else:
+            subwords.learn_bpe(args.input, staging / "bpe.codes", int(opts["merges"]))
+        record(staging, "text train-subwords", {"scale": scale, "preprocess": {"subwords": opts}})
+    return 0
+
+
+def _encode_subwords(args: argparse.Namespace) -> int:
+    spm_model, codes = args.model / "spm.model", args.model / "bpe.codes"
+    if not (spm_model.exists() or codes.exists()):
+        raise UsageError(f"{args.model}: no subword model; run `mlrep text train-subwords`")
+
+    def transform(batch: list[str]) -> list[str]:
+        if spm_model.exists():
+            return subwords.encode_sentencepiece(spm_model, batch)
+        return subwords.apply_bpe(codes, batch)
+
+    tool = "sentencepiece" if spm_model.exists() else "subword-nmt"
+    _run(args, transform, {"tool": tool, "model": str(args.model)})
+    return 0
+
+
+def _io(parser: argparse.ArgumentParser, sharded: bool = True) -> None:
+    parser.add_argument("--input", type=Path, required=True)
+    parser.add_argument("--output", type=Path, required=True)
+    if sharded:
+        parser.add_argument("--shard", type=int, help="0-based shard to process")
+        parser.add_argument("--shards", type=positive_int, help="number of shards")
+
+
+def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    text = top.add_parser("text", help="tokenization, segmentation, parsing, subwords")
+    sub = text.add_subparsers(dest="text_command", required=True)
+
+    tok = sub.add_parser("tokenize", parents=[common], help="Moses normalise + tokenize")
+    _io(tok)
+    tok.add_argument("--lang", required=True)
+    tok.add_argument("--backend", choices=moses.BACKENDS)
+    tok.add_argument("--normalize", type=boolean)
+    tok.add_argument("--escape", type=boolean)
+    tok.add_argument("--max-chars", type=positive_int)
+    tok.set_defaults(func=_tokenize)
+
+    detok = sub.add_parser("detokenize", parents=[common], help="Moses detokenize")
+    _io(detok)
+    detok.add_argument("--lang", required=True)
+    detok.add_argument("--backend", choices=moses.BACKENDS)
+    detok.add_argument("--max-chars", type=positive_int)
+    detok.set_defaults(func=_detokenize)
+
+    seg = sub.add_parser("segment", parents=[common], help="ja/zh/ko word segmentation")
+    _io(seg)
+    seg.add_argument("--lang", required=True, choices=sorted(segment.SEGMENTERS))
+    seg.add_argument("--bunsetsu", type=Path, help="also write Japanese bunsetsu spans here")
+    seg.add_argument("--max-chars", type=positive_int)
+    seg.set_defaults(func=_segment)
+
+    rknp = sub.add_parser("read-knp", help="words + bunsetsu spans from KNP output")
+    _io(rknp, sharded=False)
+    rknp.add_argument("--bunsetsu", type=Path, required=True)
+    rknp.set_defaults(func=_read_knp)
+
+    parse = sub.add_parser("parse", parents=[common], help="English trees (spaCy substitute)")
+    _io(parse)
+    parse.add_argument("--pretokenized", action="store_true", help="input words are spaced")
+    parse.add_argument("--max-chars", type=positive_int)
+    parse.set_defaults(func=_parse)
+
+    renju = sub.add_parser("read-enju", help="English trees from Enju XML output")
+    _io(renju, sharded=False)
+    renju.set_defaults(func=_read_enju)
+
+    hf = sub.add_parser("head-final", help="head-finalized English from parse lines")
+    _io(hf, sharded=False)
+    hf.set_defaults(func=_head_final)
+
+    gather = sub.add_parser("gather", help="join shard outputs in order")
+    gather.add_argument("--output", type=Path, required=True)
+    gather.add_argument("parts", type=Path, nargs="+")
+    gather.set_defaults(func=_gather)
+
+    train = sub.add_parser("train-subwords", parents=[common], help="joint subword model")
+    train.add_argument("--input", type=Path, nargs="+", required=True)
+    train.add_argument("--out", type=Path, required=True, help="model folder")
+    train.add_argument("--method", choices=subwords.METHODS)
+    train.add_argument("--model-type", choices=subwords.MODEL_TYPES)
+    train.add_argument("--vocab-size", type=positive_int)
+    train.add_argument("--character-coverage", type=coverage)
+    train.add_argument("--merges", type=positive_int)
+    train.add_argument("--threads", type=positive_int, default=1)
+    train.set_defaults(func=_train_subwords)
+
+    enc = sub.add_parser("encode-subwords", parents=[common], help="apply a subword model")
+    _io(enc)
+    enc.add_argument("--model", type=Path, required=True, help="folder from train-subwords")
+    enc.add_argument("--max-chars", type=positive_int)
+    enc.set_defaults(func=_encode_subwords)

@@ -1,0 +1,70 @@
+"""Reader for Enju's XML output (``enju -xml``) into the trees of `mlrep.text.tree`.
+
+Users who have Enju get the thesis's HPSG trees exactly: each ``<sentence>`` holds nested
+``<cons head="…">`` elements over ``<tok>`` leaves; the ``head`` attribute names the head
+daughter. Unary ``cons`` are collapsed. Coordination is recognised by Enju's ``coord_*``
+schema names (Isozaki et al. do not reorder it), and a ``tok`` whose ``pos`` is punctuation
+is never moved, as in the spaCy substitute. A sentence Enju failed to parse
+(``parse_status`` other than ``success``, or no ``cons``) yields its words and no tree.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+from mlrep.text.lines import TextInputError
+from mlrep.text.tree import Cons, Node, Tok
+
+_DECLARATION = re.compile(r"<\?xml[^>]*\?>")
+PUNCTUATION_POS = frozenset({",", ".", ":", "``", "''", "-LRB-", "-RRB-", "#", "$"})
+
+
+def _convert(element: ET.Element, position: dict[int, int], path: Path) -> Node:
+    if element.tag == "tok":
+        return Tok(position[id(element)])
+    children = [child for child in element if child.tag in ("cons", "tok")]
+    if len(children) == 1:
+        return _convert(children[0], position, path)
+    if len(children) != 2:
+        raise TextInputError(
+            f"{path}: cons {element.get('id')} has {len(children)} daughters; Enju trees are "
+            "binary: is this Enju's XML output (enju -xml)?"
+        )
+    left, right = children
+    head = element.get("head")
+    head_left = head == left.get("id")
+    if not head_left and head != right.get("id"):
+        raise TextInputError(f"{path}: cons {element.get('id')} names no daughter as head")
+    sibling = right if head_left else left
+    return Cons(
+        _convert(left, position, path),
+        _convert(right, position, path),
+        head_left=head_left,
+        coordination=(element.get("schema") or "").startswith("coord"),
+        punctuation=sibling.tag == "tok" and sibling.get("pos") in PUNCTUATION_POS,
+    )
+
+
+def read_enju(path: Path) -> Iterator[tuple[list[str], Node | None]]:
+    """(words, tree) per sentence of an Enju XML file (one ``<sentence>`` per line or a
+    document wrapping them)."""
+    try:
+        text = _DECLARATION.sub("", path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise TextInputError(f"{path}: invalid UTF-8 at byte {exc.start}") from None
+    try:
+        root = ET.fromstring(f"<enju>{text}</enju>")
+    except ET.ParseError as exc:
+        raise TextInputError(f"{path}: not well-formed XML ({exc})") from None
+    for sentence in root.iter("sentence"):
+        toks = list(sentence.iter("tok"))
+        words = ["".join(tok.itertext()).strip() for tok in toks]
+        position = {id(tok): i for i, tok in enumerate(toks)}
+        top = [child for child in sentence if child.tag in ("cons", "tok")]
+        if sentence.get("parse_status", "success") != "success" or len(top) != 1:
+            yield words, None
+            continue
+        yield words, _convert(top[0], position, path)

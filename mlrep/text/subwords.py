@@ -1,0 +1,74 @@
+"""Subword models: SentencePiece (unigram or BPE) and joint BPE with subword-nmt.
+
+Both are trained jointly on the text of every language of a pair (the thesis's joint
+vocabularies) and applied line by line, so subword files stay aligned with their inputs.
+SentencePiece reads every sentence (no sampling), so the same input gives the same model.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from mlrep.text.lines import TextInputError, read_lines
+
+METHODS = ("sentencepiece", "subword_nmt")
+MODEL_TYPES = ("unigram", "bpe")
+
+
+def train_sentencepiece(
+    inputs: list[Path],
+    prefix: Path,
+    model_type: str,
+    vocab_size: int,
+    character_coverage: float,
+    threads: int = 1,
+) -> Path:
+    """Train ``PREFIX.model`` / ``PREFIX.vocab``; returns the model path."""
+    import sentencepiece as spm
+
+    sentences = [line for path in inputs for line in read_lines(path) if line.strip()]
+    if not sentences:
+        raise TextInputError(f"no non-empty lines in {', '.join(map(str, inputs))}")
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sentences),
+            model_prefix=str(prefix),
+            model_type=model_type,
+            vocab_size=vocab_size,
+            character_coverage=character_coverage,
+            num_threads=threads,
+            minloglevel=2,
+        )
+    except RuntimeError as exc:
+        raise TextInputError(
+            f"SentencePiece could not train on {len(sentences)} lines: {exc} "
+            "(if the vocabulary is too large for the text, lower --vocab-size)"
+        ) from None
+    return prefix.with_suffix(".model")
+
+
+def encode_sentencepiece(model: Path, lines: list[str]) -> list[str]:
+    import sentencepiece as spm
+
+    processor = spm.SentencePieceProcessor(model_file=str(model))
+    return [" ".join(pieces) for pieces in processor.encode(lines, out_type=str)]
+
+
+def learn_bpe(inputs: list[Path], codes: Path, merges: int, min_frequency: int = 2) -> Path:
+    """Joint BPE merges (subword-nmt) over the concatenation of `inputs`."""
+    from subword_nmt.learn_bpe import learn_bpe as learn
+
+    text = "".join(line + "\n" for path in inputs for line in read_lines(path))
+    out = io.StringIO()
+    learn(io.StringIO(text), out, merges, min_frequency=min_frequency)
+    codes.write_text(out.getvalue(), encoding="utf-8")
+    return codes
+
+
+def apply_bpe(codes: Path, lines: list[str]) -> list[str]:
+    from subword_nmt.apply_bpe import BPE
+
+    with codes.open(encoding="utf-8") as handle:
+        bpe = BPE(handle)
+    return [bpe.process_line(line).strip() for line in lines]

@@ -1,0 +1,95 @@
+"""The whole report: `mlrep report build` and the Snakemake `report` rule on fixture results."""
+
+import json
+import re
+import shutil
+
+import pytest
+
+from mlrep.cli import main
+from mlrep.report.figures import definitions as figure_definitions
+from mlrep.report.reference import load_sources
+from tests.conftest import REPO
+from tests.report_helpers import ch8_results
+from tests.test_workflow import snakemake
+
+REFERENCE = REPO / "reports" / "reference"
+
+
+def build(tmp_path, results):
+    out = tmp_path / "reports"
+    code = main(
+        [
+            "report",
+            "build",
+            "--results",
+            str(results),
+            "--reference",
+            str(REFERENCE),
+            "--out",
+            str(out),
+            "--scale",
+            "tiny",
+            "--bootstrap-samples",
+            "200",
+            "--bootstrap-seed",
+            "1",
+        ]
+    )
+    assert code == 0
+    return out
+
+
+def test_build_from_partial_results_writes_every_table_figure_and_the_ledger(tmp_path, capsys):
+    ch8_results(tmp_path / "results")
+    out = build(tmp_path, tmp_path / "results")
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["tables"] == len(load_sources(REFERENCE)) and summary["result_files"] == 6
+    page = (out / "index.html").read_text()
+    for table_id in load_sources(REFERENCE):
+        assert f'id="{table_id}"' in page
+        for fmt in ("md", "tex", "csv", "html"):
+            assert (out / "tables" / f"{table_id}.{fmt}").stat().st_size > 0
+    for figure_id in figure_definitions():
+        assert f'<figure id="{figure_id}">' in page
+        assert (out / "figures" / f"{figure_id}.pdf").read_bytes().startswith(b"%PDF")
+        assert (out / "figures" / f"{figure_id}.png").read_bytes().startswith(b"\x89PNG")
+    # offline: images inline, no reference to any other host
+    assert re.findall(r'src="(?!data:image/png;base64,)', page) == []
+    assert "http://" not in page and "https://" not in page
+    ledger = {v["id"]: v for v in json.loads((out / "claims.json").read_text())}
+    assert ledger["ch8-postnorm-beats-prenorm-zst-bleu"]["outcome"] == "holds"
+    assert ledger["ch2-ems-beats-contrastive-only"]["outcome"] == "not run at this scale"
+    # provenance of a measured table names the files that fed it, with their checksums
+    assert page.count("metrics sha256") >= 1 and "ch8_layernorm/opus/postnorm-s-enc-t-dec-w" in page
+
+
+def test_build_with_no_results_at_all(tmp_path):
+    out = build(tmp_path, tmp_path / "missing")
+    page = (out / "index.html").read_text()
+    assert "0 metrics files at this scale" in page and "35 not run at this scale" in page.replace(
+        "claims (", ""
+    )
+    assert "measured" not in json.loads((out / "claims.json").read_text())[0]["outcome"]
+
+
+def test_report_check_accepts_the_shipped_definitions(capsys):
+    assert main(["report", "check", "--reference", str(REFERENCE)]) == 0
+    assert "0 contradicted by the published numbers" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_snakemake_report_rule_rebuilds_from_whatever_results_exist(tmp_path):
+    for name in ("Snakefile", "params.yaml"):
+        shutil.copy(REPO / name, tmp_path / name)
+    shutil.copytree(REPO / "workflow", tmp_path / "workflow")
+    shutil.copytree(REFERENCE, tmp_path / "reports" / "reference")
+    plan = snakemake(tmp_path, "-n", "all")
+    assert plan.returncode == 0, plan.stderr
+    assert re.search(r"^report\s+1$", plan.stdout, re.MULTILINE)
+    done = snakemake(tmp_path, "--cores", "1", "report", timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "not run" in (tmp_path / "reports" / "tables" / "thesis-table-8.2.md").read_text()
+    ch8_results(tmp_path / "results")  # a chapter lands: the report is out of date
+    again = snakemake(tmp_path, "-n", "report")
+    assert again.returncode == 0 and "rule report" in again.stdout

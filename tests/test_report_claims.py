@@ -1,0 +1,99 @@
+"""The claims ledger: holds, fails, inconclusive and not run, and its published sanity check."""
+
+from collections import Counter
+
+import pytest
+
+from mlrep.report import claims, fill, tables
+from mlrep.report.metrics import Results, collect
+from mlrep.report.reference import load_all
+from tests.conftest import REPO
+from tests.report_helpers import ch8_results, write_metrics
+
+PUBLISHED = load_all(REPO / "reports" / "reference")
+DEFINITIONS = tables.load(PUBLISHED)
+CLAIMS = {c["id"]: c for c in claims.load()}
+
+
+def fill_all(results):
+    return {t: fill.fill(d, PUBLISHED[t], results, (300, 1)) for t, d in DEFINITIONS.items()}
+
+
+def test_every_chapter_has_at_least_three_claims():
+    counts = Counter(c["chapter"] for c in CLAIMS.values())
+    assert set(counts) == {
+        "ch2_ems",
+        "ch3_lealla",
+        "ch4_jass",
+        "ch5_wordcl",
+        "ch6_aligninstruct",
+        "ch7_interlingua",
+        "ch8_layernorm",
+        "mrasp2",
+        "oneligner",
+    }
+    assert min(counts.values()) >= 3
+
+
+def test_every_claim_holds_on_the_published_numbers():
+    # a claim that the thesis's own numbers contradict is a mis-encoded claim
+    verdicts = claims.ledger(list(CLAIMS.values()), fill_all(Results("tiny")), (300, 1))
+    assert [v.claim["id"] for v in verdicts if v.published_holds is not True] == []
+    assert {v.outcome for v in verdicts} == {claims.NOT_RUN}
+
+
+def test_claim_holds_with_a_paired_bootstrap_when_bleu_stats_exist(tmp_path):
+    ch8_results(tmp_path, post_better=True)
+    tables_ = fill_all(collect(tmp_path, "tiny"))
+    bleu = claims.evaluate(CLAIMS["ch8-postnorm-beats-prenorm-zst-bleu"], tables_, (300, 1))
+    assert bleu.outcome == claims.HOLDS
+    assert bleu.statistic == "paired bootstrap over 120 sentences" and bleu.p_value < 0.01
+    off = claims.evaluate(CLAIMS["ch8-postnorm-lower-off-target"], tables_, (300, 1))
+    assert (off.outcome, off.statistic, off.p_value) == (
+        claims.INCONCLUSIVE,
+        "sign test over 3 seeds",
+        0.125,
+    )
+    # the three-dataset claim needs IWSLT and Europarl too
+    assert (
+        claims.evaluate(CLAIMS["ch8-postnorm-beats-prenorm-all-datasets"], tables_).outcome
+        == claims.NOT_RUN
+    )
+
+
+def test_claim_fails_when_the_measured_direction_is_reversed(tmp_path):
+    ch8_results(tmp_path, post_better=False)
+    verdict = claims.evaluate(
+        CLAIMS["ch8-postnorm-beats-prenorm-zst-bleu"], fill_all(collect(tmp_path, "tiny")), (300, 1)
+    )
+    assert verdict.outcome == claims.FAILS
+    assert verdict.measured_a == pytest.approx(9.0) and verdict.p_value > 0.9
+
+
+def test_sign_test_over_seeds_decides_without_bleu_stats(tmp_path):
+    for seed in (1, 2, 3, 4, 5):
+        write_metrics(tmp_path, "ch2_ems", "ems", seed, {"tatoeba-avg.-58": 80.0 + seed})
+        write_metrics(tmp_path, "ch2_ems", "mathcal-l-xtr", seed, {"tatoeba-avg.-58": 70.0})
+    verdict = claims.evaluate(
+        CLAIMS["ch2-ems-beats-contrastive-only"], fill_all(collect(tmp_path, "tiny"))
+    )
+    assert (verdict.outcome, verdict.p_value) == (claims.HOLDS, pytest.approx(1 / 32))
+    assert verdict.seeds == [1, 2, 3, 4, 5]
+
+
+def test_margins_are_part_of_the_check(tmp_path):
+    write_metrics(tmp_path, "ch8_layernorm", "opus/postnorm-s-enc-t-dec-w", 1, {"sup_bleu": 30.0})
+    write_metrics(tmp_path, "ch8_layernorm", "opus/prenorm-s-enc-t-dec-w", 1, {"sup_bleu": 30.4})
+    verdict = claims.evaluate(
+        CLAIMS["ch8-supervised-unaffected"], fill_all(collect(tmp_path, "tiny"))
+    )
+    assert verdict.outcome == claims.INCONCLUSIVE  # within 0.5: direction holds, one seed
+
+
+def test_a_claim_naming_a_missing_cell_fails_clearly():
+    bad = dict(
+        CLAIMS["ch8-postnorm-lower-off-target"],
+        a={"table": "thesis-table-8.2", "row": "nope", "columns": ["Supervised OPUS"]},
+    )
+    with pytest.raises(claims.ClaimDefinitionError, match="has no cell"):
+        claims.evaluate(bad, fill_all(Results("tiny")))

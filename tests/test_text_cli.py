@@ -1,0 +1,297 @@
+"""``mlrep text …`` end to end on real files: shards, gather, subwords, bad input."""
+
+import json
+
+import pytest
+
+from mlrep.cli import main
+from tests.conftest import REPO
+
+PARAMS = ["--params", str(REPO / "params.yaml")]
+EN = [
+    "You don't have permission to start a new translation",
+    "",
+    "The file mask did not match any files.",
+    "Attach calendar files only after the order has been paid.",
+    "Show all",
+]
+
+
+def write(path, lines):
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def meta(path):
+    return json.loads(path.with_name(path.name + ".meta.json").read_text())
+
+
+def test_sharded_tokenization_gathers_to_the_unsharded_output(tmp_path):
+    source = write(tmp_path / "in.en", EN)
+    whole = tmp_path / "whole.en"
+    assert (
+        main(
+            [
+                "text",
+                "tokenize",
+                *PARAMS,
+                "--lang",
+                "en",
+                "--input",
+                str(source),
+                "--output",
+                str(whole),
+            ]
+        )
+        == 0
+    )
+    parts = []
+    for shard in range(3):
+        part = tmp_path / f"part{shard}"
+        assert (
+            main(
+                [
+                    "text",
+                    "tokenize",
+                    *PARAMS,
+                    "--lang",
+                    "en",
+                    "--input",
+                    str(source),
+                    "--output",
+                    str(part),
+                    "--shard",
+                    str(shard),
+                    "--shards",
+                    "3",
+                ]
+            )
+            == 0
+        )
+        parts.append(str(part))
+    gathered = tmp_path / "gathered.en"
+    assert main(["text", "gather", "--output", str(gathered), *parts]) == 0
+    assert gathered.read_text() == whole.read_text()
+    assert whole.read_text().splitlines()[0] == (
+        "You don &apos;t have permission to start a new translation"
+    )
+    counts = meta(gathered)
+    assert (counts["lines"], counts["empty"], counts["processed"]) == (5, 1, 4)
+    assert counts["extra"]["tool"].startswith("mosestokenizer ")
+
+
+def test_invalid_utf8_is_one_clear_error(tmp_path, capsys):
+    source = tmp_path / "bad.en"
+    source.write_bytes(b"fine\n\xc3\x28 broken\n")
+    code = main(
+        [
+            "text",
+            "tokenize",
+            *PARAMS,
+            "--lang",
+            "en",
+            "--input",
+            str(source),
+            "--output",
+            str(tmp_path / "out"),
+        ]
+    )
+    assert code == 2
+    assert "bad.en:2: invalid UTF-8" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_overlong_lines_are_not_parsed_but_kept(tmp_path):
+    source = write(tmp_path / "in.en", ["Show all", "word " * 30])
+    parsed = tmp_path / "parse.en"
+    assert (
+        main(
+            [
+                "text",
+                "parse",
+                *PARAMS,
+                "--max-chars",
+                "100",
+                "--input",
+                str(source),
+                "--output",
+                str(parsed),
+            ]
+        )
+        == 0
+    )
+    first, second = (json.loads(line) for line in parsed.read_text().splitlines())
+    assert first["tree"] is not None and second["tree"] is None
+    assert len(second["words"]) == 30
+    assert meta(parsed)["overlong"] == 1
+    hf = tmp_path / "hf.en"
+    assert main(["text", "head-final", "--input", str(parsed), "--output", str(hf)]) == 0
+    assert hf.read_text().splitlines() == ["all Show", ("word " * 30).strip()]
+    assert meta(hf)["failed"] == 1
+
+
+def test_head_final_rejects_a_file_that_is_not_a_parse(tmp_path, capsys):
+    source = write(tmp_path / "plain.en", ["just words"])
+    assert (
+        main(["text", "head-final", "--input", str(source), "--output", str(tmp_path / "hf")]) == 2
+    )
+    assert "plain.en:1: not a parse line" in capsys.readouterr().err
+
+
+def test_japanese_segmentation_writes_words_and_bunsetsu(tmp_path):
+    source = write(tmp_path / "in.ja", ["私は学校へ行きます。", ""])
+    words, spans = tmp_path / "w.ja", tmp_path / "b.ja"
+    assert (
+        main(
+            [
+                "text",
+                "segment",
+                *PARAMS,
+                "--lang",
+                "ja",
+                "--input",
+                str(source),
+                "--output",
+                str(words),
+                "--bunsetsu",
+                str(spans),
+            ]
+        )
+        == 0
+    )
+    assert words.read_text() == "私 は 学校 へ 行き ます 。\n\n"
+    assert spans.read_text() == "0:2 2:4 4:7\n\n"
+
+
+def test_knp_output_converts_to_the_same_files(tmp_path):
+    knp = tmp_path / "in.knp"
+    knp.write_text(
+        "* 2D\n+ 2D\n私 わたし 私 名詞 6 普通名詞 1 * 0 * 0 NIL\n"
+        "は は は 助詞 9 副助詞 2 * 0 * 0 NIL\n"
+        "* -1D\n+ -1D\n行く いく 行く 動詞 2 * 0 子音動詞カ行促音便形 3 基本形 2 NIL\nEOS\n",
+        encoding="utf-8",
+    )
+    words, spans = tmp_path / "w.ja", tmp_path / "b.ja"
+    assert (
+        main(
+            [
+                "text",
+                "read-knp",
+                "--input",
+                str(knp),
+                "--output",
+                str(words),
+                "--bunsetsu",
+                str(spans),
+            ]
+        )
+        == 0
+    )
+    assert (words.read_text(), spans.read_text()) == ("私 は 行く\n", "0:2 2:3\n")
+    assert meta(words)["extra"]["tool"].startswith("KNP")
+
+
+@pytest.mark.parametrize(
+    ("flags", "model_file"),
+    [
+        (
+            ["--method", "sentencepiece", "--model-type", "unigram", "--vocab-size", "40"],
+            "spm.model",
+        ),
+        (["--method", "sentencepiece", "--model-type", "bpe", "--vocab-size", "40"], "spm.model"),
+        (["--method", "subword_nmt", "--merges", "40"], "bpe.codes"),
+    ],
+)
+def test_joint_subwords_train_and_encode(tmp_path, flags, model_file):
+    text = [
+        f"the {w} translation of the {w} file number {i}"
+        for i, w in enumerate(["new", "old", "open", "closed", "shared", "private"] * 5)
+    ]
+    src = write(tmp_path / "train.en", text)
+    tgt = write(tmp_path / "train.de", [t.replace("the", "die") for t in text])
+    model = tmp_path / "model"
+    assert (
+        main(
+            [
+                "text",
+                "train-subwords",
+                *PARAMS,
+                "--input",
+                str(src),
+                str(tgt),
+                "--out",
+                str(model),
+                *flags,
+            ]
+        )
+        == 0
+    )
+    assert (model / model_file).exists() and (model / "provenance.json").exists()
+    out = tmp_path / "sub.en"
+    assert (
+        main(
+            [
+                "text",
+                "encode-subwords",
+                *PARAMS,
+                "--model",
+                str(model),
+                "--input",
+                str(src),
+                "--output",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    encoded = out.read_text().splitlines()
+    assert len(encoded) == len(text)
+    joined = [line.replace(" ", "").replace("@@", "").replace("\u2581", "") for line in encoded]
+    assert joined == [line.replace(" ", "") for line in text]
+
+
+def test_subword_vocabulary_too_large_is_a_clear_error(tmp_path, capsys):
+    src = write(tmp_path / "train.en", ["a b c", "b c d"])
+    code = main(
+        [
+            "text",
+            "train-subwords",
+            *PARAMS,
+            "--input",
+            str(src),
+            "--out",
+            str(tmp_path / "m"),
+            "--method",
+            "sentencepiece",
+            "--model-type",
+            "unigram",
+            "--vocab-size",
+            "5000",
+        ]
+    )
+    assert code == 2
+    assert "lower --vocab-size" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
+
+
+def test_pretokenized_parse_keeps_the_given_words(tmp_path):
+    source = write(tmp_path / "tok.en", ["You do n't have permission ."])
+    parsed = tmp_path / "parse.en"
+    assert (
+        main(
+            [
+                "text",
+                "parse",
+                *PARAMS,
+                "--pretokenized",
+                "--input",
+                str(source),
+                "--output",
+                str(parsed),
+            ]
+        )
+        == 0
+    )
+    record = json.loads(parsed.read_text())
+    assert record["words"] == ["You", "do", "n't", "have", "permission", "."]
+    assert record["tree"] is not None

@@ -1,0 +1,67 @@
+"""The preprocessing rules through Snakemake itself, on a small real corpus in a temp copy."""
+
+import json
+
+import yaml
+
+from tests.test_workflow import snakemake, workdir  # noqa: F401 (fixture)
+
+JA = ["私は学校へ行きます。", "新しい翻訳を開始する権限がありません", "", "全件表示"]
+EN = ["I go to school.", "You don't have permission to start a new translation", "", "Show all"]
+RULES = [
+    "tokenize_shard",
+    "segment_shard",
+    "segment_ja_shard",
+    "parse_shard",
+    "gather_text",
+    "head_final",
+    "train_subwords",
+    "encode_subwords",
+    "preprocess",
+]
+
+
+def write_corpus(root):
+    corpus = root / "results/data/tiny_corpus"
+    corpus.mkdir(parents=True)
+    (corpus / "train.en-ja.en").write_text("\n".join(EN) + "\n", encoding="utf-8")
+    (corpus / "train.en-ja.ja").write_text("\n".join(JA) + "\n", encoding="utf-8")
+
+
+def test_preprocess_target_runs_sharded_and_resumes(workdir):  # noqa: F811
+    write_corpus(workdir)
+    override = workdir / "override.yaml"
+    override.write_text(
+        yaml.safe_dump(
+            {
+                "preprocess": {
+                    "pairs": ["en-ja"],
+                    "splits": ["train"],
+                    "shards": 2,
+                    "parse": {"pairs": ["en-ja"]},
+                    "subwords": {"method": "subword_nmt", "merges": 20},
+                }
+            }
+        )
+    )
+    args = ["--cores", "2", "preprocess", "--configfile", str(override), "--allowed-rules", *RULES]
+    result = snakemake(workdir, *args)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = workdir / "results/preprocess/tiny_corpus"
+    assert (out / "tok/train.en-ja.ja").read_text().splitlines() == [
+        "私 は 学校 へ 行き ます 。",
+        "新しい 翻訳 を 開始 する 権限 が あり ませ ん",
+        "",
+        "全件 表示",
+    ]
+    assert (out / "bunsetsu/train.en-ja.ja").read_text().splitlines()[0] == "0:2 2:4 4:7"
+    assert (out / "hf/train.en-ja.en").read_text().splitlines()[0] == "I school to go ."
+    assert (out / "tok/train.en-ja.en").read_text().splitlines()[1].startswith("You don &apos;t")
+    meta = json.loads((out / "tok/train.en-ja.ja.meta.json").read_text())
+    assert (meta["lines"], meta["empty"]) == (4, 1)
+    assert len(list((out / "tok/shards").glob("train.en-ja.ja.*-of-2"))) == 2
+    sub = (out / "sub/train.en-ja.en").read_text().splitlines()
+    assert len(sub) == 4 and sub[2] == ""
+    rerun = snakemake(workdir, *args)
+    assert rerun.returncode == 0
+    assert "Nothing to be done" in rerun.stdout + rerun.stderr

@@ -1,0 +1,63 @@
+"""Registry datasets (mlrep/data/registry.yaml): fetch with checksums, then validate and normalise.
+
+Chapters depend on ``results/data/<key>`` (aligned text + metadata.json). Downloads count
+against the ``network`` resource: ``--resources network=2`` bounds concurrent downloads.
+"""
+
+import os
+
+from mlrep.data import registry as data_registry
+from mlrep.data.registry_cli import fetch_values, normalize_values
+
+DATA_REGISTRY = data_registry.load()
+
+
+localrules:
+    dataset_fetch,
+
+
+rule dataset_fetch:
+    """Download a dataset (or verify hand-placed data); raw files persist between runs."""
+    output:
+        str(PATHS.dataset_fetched("{key}")),
+    log:
+        log_path("data", "fetch_{key}"),
+    wildcard_constraints:
+        key="|".join(DATA_REGISTRY),
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+        network=1,
+    params:
+        dest=lambda wildcards: PATHS.dataset_raw(wildcards.key),
+        flags=lambda wildcards: flags_from(fetch_values(CFG, wildcards.key)),
+        scale=CFG["scale"],
+    shell:
+        "mlrep data fetch {wildcards.key} --dest {params.dest} --no-progress "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule dataset_normalize:
+    """Validate the raw files and write aligned plain text plus metadata.json."""
+    input:
+        rules.dataset_fetch.output,
+    output:
+        directory(str(PATHS.dataset("{key}"))),
+    log:
+        log_path("data", "normalize_{key}"),
+    wildcard_constraints:
+        key="|".join(k for k, d in DATA_REGISTRY.items() if d.reader),
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+    params:
+        raw=lambda wildcards, input: os.path.dirname(input[0]),
+        flags=lambda wildcards: flags_from(normalize_values(CFG, wildcards.key)),
+        scale=CFG["scale"],
+    shell:
+        "mlrep data normalize {wildcards.key} --raw {params.raw} --out {output} "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
