@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
 
 HEADER = """msgid ""
 msgstr ""
@@ -47,3 +52,32 @@ def wheel_factory(tmp_path):
         return make_wheel(tmp_path / f"{package}-1.0-py3-none-any.whl", package, catalogs)
 
     return factory
+
+
+def copy_workflow(dest: Path) -> Path:
+    """The Snakefile, params.yaml and workflow/ of the repository in `dest`, to run isolated."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("Snakefile", "params.yaml"):
+        shutil.copy(REPO / name, dest / name)
+    shutil.copytree(REPO / "workflow", dest / "workflow")
+    return dest
+
+
+def snakemake(workdir: Path, *args: str, timeout: int = 900, env: dict | None = None):
+    """Run this environment's Snakemake in `workdir`, with its bin folder first on PATH."""
+    base = dict(os.environ if env is None else env)
+    base["PATH"] = f"{BIN}{os.pathsep}{base['PATH']}"
+    return subprocess.run(
+        [str(BIN / "snakemake"), *args],
+        cwd=workdir,
+        env=base,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    return copy_workflow(tmp_path)

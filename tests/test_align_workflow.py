@@ -1,23 +1,19 @@
 """The alignment rules through Snakemake itself, on a cipher corpus laid out like a dataset."""
 
-import shutil
-
 import pytest
 import yaml
 
 from mlrep.align import cipher
 from mlrep.align.pharaoh import GoldLine, read_alignments
 from mlrep.align.score import score
-from tests.conftest import REPO
-from tests.test_workflow import snakemake
+from tests.conftest import REPO, copy_workflow, snakemake
 
 ALIGN_RULES = ["align_bitext", "align_direction", "align_symmetrize", "align_gather", "alignments"]
 
 
 @pytest.fixture
 def workdir(tmp_path):
-    shutil.copy(REPO / "Snakefile", tmp_path / "Snakefile")
-    shutil.copytree(REPO / "workflow", tmp_path / "workflow")
+    copy_workflow(tmp_path)
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
     params["align"].update({"pairs": ["en-de"], "shards": 2})
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")

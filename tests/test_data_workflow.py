@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 import json
-import shutil
 
-import pytest
 import yaml
 
 from mlrep import config as cfg
 from mlrep.io import sha256_file
-from tests.conftest import REPO
+from tests.conftest import REPO, snakemake
 from tests.test_data_download import TATOEBA, serve, tatoeba_root
-from tests.test_workflow import snakemake
 
 TARGET = "results/data/laser_tatoeba_v1"
-
-
-@pytest.fixture
-def workdir(tmp_path):
-    for name in ("Snakefile", "params.yaml"):
-        shutil.copy(REPO / name, tmp_path / name)
-    shutil.copytree(REPO / "workflow", tmp_path / "workflow")
-    return tmp_path
 
 
 def _override(workdir, url: str):

@@ -9,9 +9,8 @@ import pytest
 from mlrep.cli import main
 from mlrep.report.figures import definitions as figure_definitions
 from mlrep.report.reference import load_sources
-from tests.conftest import REPO
+from tests.conftest import REPO, copy_workflow, snakemake
 from tests.report_helpers import ch8_results
-from tests.test_workflow import snakemake
 
 REFERENCE = REPO / "reports" / "reference"
 
@@ -80,9 +79,7 @@ def test_report_check_accepts_the_shipped_definitions(capsys):
 
 @pytest.mark.slow
 def test_snakemake_report_rule_rebuilds_from_whatever_results_exist(tmp_path):
-    for name in ("Snakefile", "params.yaml"):
-        shutil.copy(REPO / name, tmp_path / name)
-    shutil.copytree(REPO / "workflow", tmp_path / "workflow")
+    copy_workflow(tmp_path)
     shutil.copytree(REFERENCE, tmp_path / "reports" / "reference")
     plan = snakemake(tmp_path, "-n", "all")
     assert plan.returncode == 0, plan.stderr

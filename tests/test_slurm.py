@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -15,10 +14,9 @@ import torch
 import yaml
 
 from mlrep.train.checkpoint import EXIT_PREEMPTED, Checkpoints
-from tests.conftest import REPO
+from tests.conftest import REPO, copy_workflow, snakemake
 from tests.slurm_cluster import LocalSlurm, unavailable
 
-BIN = Path(sys.executable).parent
 pytestmark = [
     pytest.mark.slurm,
     pytest.mark.skipif(unavailable() is not None, reason=str(unavailable())),
@@ -36,26 +34,14 @@ def cluster(tmp_path_factory):
 
 
 def _workflow_copy(root: Path, override: dict) -> Path:
-    root.mkdir()
-    for name in ("Snakefile", "params.yaml"):
-        shutil.copy(REPO / name, root / name)
-    shutil.copytree(REPO / "workflow", root / "workflow")
+    copy_workflow(root)
     os.symlink(os.readlink(REPO / "slurm"), root / "slurm")
     (root / "override.yaml").write_text(yaml.safe_dump(override))
     return root
 
 
 def _snakemake(workdir: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    env = {**env, "PATH": f"{BIN}{os.pathsep}{env['PATH']}"}
-    result = subprocess.run(
-        [str(BIN / "snakemake"), *args, "--configfile", "override.yaml"],
-        cwd=workdir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    result = snakemake(workdir, *args, "--configfile", "override.yaml", timeout=600, env=env)
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
     return result
 

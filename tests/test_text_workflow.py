@@ -4,7 +4,7 @@ import json
 
 import yaml
 
-from tests.test_workflow import snakemake, workdir  # noqa: F401 (fixture)
+from tests.conftest import snakemake
 
 JA = ["私は学校へ行きます。", "新しい翻訳を開始する権限がありません", "", "全件表示"]
 EN = ["I go to school.", "You don't have permission to start a new translation", "", "Show all"]
@@ -28,7 +28,7 @@ def write_corpus(root):
     (corpus / "train.en-ja.ja").write_text("\n".join(JA) + "\n", encoding="utf-8")
 
 
-def test_preprocess_target_runs_sharded_and_resumes(workdir):  # noqa: F811
+def test_preprocess_target_runs_sharded_and_resumes(workdir):
     write_corpus(workdir)
     override = workdir / "override.yaml"
     override.write_text(

@@ -1,41 +1,14 @@
 """The workflow through Snakemake itself, in a temporary copy of the repository's workflow."""
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
 from mlrep.io import sha256_file
-from tests.conftest import REPO
+from tests.conftest import REPO, snakemake
 
-BIN = Path(sys.executable).parent
 REQUIRED = ["ja", "zh", "ko", "de", "fr", "nl", "ru", "es", "it", "ar", "tr", "ro", "vi", "et"]
-
-
-def snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
-    return subprocess.run(
-        [str(BIN / "snakemake"), *args],
-        cwd=workdir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
-@pytest.fixture
-def workdir(tmp_path):
-    for name in ("Snakefile", "params.yaml"):
-        shutil.copy(REPO / name, tmp_path / name)
-    shutil.copytree(REPO / "workflow", tmp_path / "workflow")
-    return tmp_path
 
 
 def test_full_scale_plans_with_no_data_present(workdir):
