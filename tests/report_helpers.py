@@ -6,7 +6,11 @@ import json
 import random
 from pathlib import Path
 
+from mlrep.cli import main
 from mlrep.report.stats import sentence_stats
+from tests.conftest import REPO
+
+REFERENCE = REPO / "reports" / "reference"
 
 REFERENCES = [
     "the cat sat on the mat near the door",
@@ -70,3 +74,11 @@ def ch8_results(results: Path, post_better: bool = True, seeds=(1, 10, 20)) -> N
             {"zst_bleu": 10.0 if post_better else 12.0 + seed, "zst_off_target": 40.0 + seed},
             bleu_drop={"zst_bleu": bad},
         )
+
+
+def build_report(results: Path, out: Path, bootstrap_samples: int = 200) -> Path:
+    """`mlrep report build` at scale tiny from `results` into `out` (exit status checked)."""
+    args = ["report", "build", "--results", str(results), "--reference", str(REFERENCE)]
+    args += ["--out", str(out), "--scale", "tiny", "--bootstrap-samples", str(bootstrap_samples)]
+    assert main([*args, "--bootstrap-seed", "1"]) == 0
+    return out

@@ -10,13 +10,11 @@ import threading
 
 import pytest
 
-from mlrep.cli import main
 from mlrep.report.figures import definitions as figure_definitions
 from mlrep.report.reference import load_sources
 from tests.conftest import REPO
-from tests.report_helpers import ch8_results
+from tests.report_helpers import REFERENCE, build_report, ch8_results
 
-REFERENCE = REPO / "reports" / "reference"
 ARTIFACTS = REPO / "tests" / "artifacts"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = [
@@ -108,29 +106,7 @@ def chromium(page, profile, trap, *extra):
 def report(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser")
     ch8_results(root / "results")
-    out = root / "reports"
-    assert (
-        main(
-            [
-                "report",
-                "build",
-                "--results",
-                str(root / "results"),
-                "--reference",
-                str(REFERENCE),
-                "--out",
-                str(out),
-                "--scale",
-                "tiny",
-                "--bootstrap-samples",
-                "100",
-                "--bootstrap-seed",
-                "1",
-            ]
-        )
-        == 0
-    )
-    return out
+    return build_report(root / "results", root / "reports", bootstrap_samples=100)
 
 
 def test_index_renders_every_table_and_figure_without_network(report, tmp_path):

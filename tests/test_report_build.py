@@ -9,34 +9,12 @@ import pytest
 from mlrep.cli import main
 from mlrep.report.figures import definitions as figure_definitions
 from mlrep.report.reference import load_sources
-from tests.conftest import REPO, copy_workflow, snakemake
-from tests.report_helpers import ch8_results
-
-REFERENCE = REPO / "reports" / "reference"
+from tests.conftest import copy_workflow, snakemake
+from tests.report_helpers import REFERENCE, build_report, ch8_results
 
 
 def build(tmp_path, results):
-    out = tmp_path / "reports"
-    code = main(
-        [
-            "report",
-            "build",
-            "--results",
-            str(results),
-            "--reference",
-            str(REFERENCE),
-            "--out",
-            str(out),
-            "--scale",
-            "tiny",
-            "--bootstrap-samples",
-            "200",
-            "--bootstrap-seed",
-            "1",
-        ]
-    )
-    assert code == 0
-    return out
+    return build_report(results, tmp_path / "reports")
 
 
 def test_build_from_partial_results_writes_every_table_figure_and_the_ledger(tmp_path, capsys):

@@ -26,48 +26,19 @@ def meta(path):
     return json.loads(path.with_name(path.name + ".meta.json").read_text())
 
 
+def tokenize_en(source, output, *extra: str) -> int:
+    args = ["text", "tokenize", *PARAMS, "--lang", "en", "--input", str(source)]
+    return main([*args, "--output", str(output), *extra])
+
+
 def test_sharded_tokenization_gathers_to_the_unsharded_output(tmp_path):
     source = write(tmp_path / "in.en", EN)
     whole = tmp_path / "whole.en"
-    assert (
-        main(
-            [
-                "text",
-                "tokenize",
-                *PARAMS,
-                "--lang",
-                "en",
-                "--input",
-                str(source),
-                "--output",
-                str(whole),
-            ]
-        )
-        == 0
-    )
+    assert tokenize_en(source, whole) == 0
     parts = []
     for shard in range(3):
         part = tmp_path / f"part{shard}"
-        assert (
-            main(
-                [
-                    "text",
-                    "tokenize",
-                    *PARAMS,
-                    "--lang",
-                    "en",
-                    "--input",
-                    str(source),
-                    "--output",
-                    str(part),
-                    "--shard",
-                    str(shard),
-                    "--shards",
-                    "3",
-                ]
-            )
-            == 0
-        )
+        assert tokenize_en(source, part, "--shard", str(shard), "--shards", "3") == 0
         parts.append(str(part))
     gathered = tmp_path / "gathered.en"
     assert main(["text", "gather", "--output", str(gathered), *parts]) == 0
@@ -83,20 +54,7 @@ def test_sharded_tokenization_gathers_to_the_unsharded_output(tmp_path):
 def test_invalid_utf8_is_one_clear_error(tmp_path, capsys):
     source = tmp_path / "bad.en"
     source.write_bytes(b"fine\n\xc3\x28 broken\n")
-    code = main(
-        [
-            "text",
-            "tokenize",
-            *PARAMS,
-            "--lang",
-            "en",
-            "--input",
-            str(source),
-            "--output",
-            str(tmp_path / "out"),
-        ]
-    )
-    assert code == 2
+    assert tokenize_en(source, tmp_path / "out") == 2
     assert "bad.en:2: invalid UTF-8" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
