@@ -44,7 +44,7 @@ def project(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("dvcproject")
     for name in ("Snakefile", "params.yaml", "dvc.yaml"):
         shutil.copy(REPO / name, root / name)
-    for name in ("workflow", "mlrep"):
+    for name in ("workflow", "mlrep", "reports/reference"):
         shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
     run(root, "git", "init", "-q")
     run(root, "dvc", "init", "-q")
@@ -60,10 +60,11 @@ def _manifest(project: Path) -> dict:
     return json.loads((project / CORPUS / "manifest.json").read_text())
 
 
-def test_repro_runs_then_does_nothing_then_reruns_only_on_a_param_change(project):
+def test_repro_runs_then_does_nothing_then_reruns_only_the_stage_whose_params_changed(project):
     out = run(project, "dvc", "repro")
-    assert "Running stage 'data'" in out
+    assert "Running stage 'data'" in out and "Running stage 'report'" in out
     assert _manifest(project)["settings"]["max_chars"] == 400
+    assert (project / "reports/index.html").exists()
     built = (project / CORPUS / "manifest.json").stat().st_mtime_ns
 
     out = run(project, "dvc", "repro")
@@ -73,8 +74,14 @@ def test_repro_runs_then_does_nothing_then_reruns_only_on_a_param_change(project
     set_param(project, "data.tiny_corpus.max_chars", 120)
     assert "modified:           data.tiny_corpus" in run(project, "dvc", "status")
     out = run(project, "dvc", "repro")
-    assert "Running stage 'data'" in out
+    assert "Running stage 'data'" in out and "Running stage 'report'" not in out
     assert _manifest(project)["settings"]["max_chars"] == 120
+    rebuilt = (project / CORPUS / "manifest.json").stat().st_mtime_ns
+
+    set_param(project, "report.bootstrap_samples", 200)
+    out = run(project, "dvc", "repro")
+    assert "Running stage 'report'" in out and "Running stage 'data'" not in out
+    assert (project / CORPUS / "manifest.json").stat().st_mtime_ns == rebuilt
 
 
 def test_push_and_pull_through_a_local_remote_restore_the_outputs(project, tmp_path):
