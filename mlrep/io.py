@@ -26,17 +26,53 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` (UTF-8, LF) through a temporary file in the same folder."""
+@contextmanager
+def atomic_file(path: Path, suffix: str = ".partial") -> Iterator[Path]:
+    """Yield a temporary path beside `path` that replaces `path` only if the block succeeds.
+
+    `suffix` lets writers that infer the format from the name (matplotlib) see the right one.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        yield Path(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` to `path` (UTF-8, LF) through a temporary file in the same folder."""
+    with atomic_file(path) as tmp:
+        tmp.write_text(text, encoding="utf-8", newline="\n")
+
+
+def decode_line(raw: bytes, path: Path, number: int, error: type[Exception]) -> str:
+    """One line of a text file as text; bad bytes raise `error` naming file, line and fix."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"{path}:{number}: invalid UTF-8 at byte {exc.start} of the line ({exc.reason}); "
+            "re-encode the file as UTF-8 (e.g. iconv -f LATIN1 -t UTF-8)"
+        ) from None
+
+
+def read_lines(path: Path, error: type[Exception]) -> list[str]:
+    """All lines of a UTF-8 file without their line ends.
+
+    A missing file or invalid UTF-8 raises `error`, so each area reports bad input as its own
+    user-fixable error with the file (and line) named.
+    """
+    if not path.exists():
+        raise error(f"{path}: file not found")
+    with open(path, "rb") as handle:
+        return [
+            decode_line(raw, path, number, error).rstrip("\r\n")
+            for number, raw in enumerate(handle, start=1)
+        ]
 
 
 @contextmanager

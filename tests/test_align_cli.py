@@ -56,7 +56,7 @@ def test_fast_align_command_line_prints_pharaoh_per_input_line(corpus, capsys, t
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"a b ||| x y\n\xff\xfe ||| x\n", "bitext.txt:2: not valid UTF-8"),
+        (b"a b ||| x y\n\xff\xfe ||| x\n", "bitext.txt:2: invalid UTF-8 at byte 0"),
         (b"a b ||| x y\na b x y\n", "bitext.txt:2: expected 'source ||| target'"),
     ],
 )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlrep.errors import MlrepError
+from mlrep.io import read_lines as read_text_lines
 
 Link = tuple[int, int]
 _LINK = re.compile(r"^(\d+)([-?])(\d+)$")
@@ -63,18 +64,8 @@ def parse_gold(line: str, where: str = "<gold>") -> GoldLine:
 
 
 def read_lines(path: Path) -> list[str]:
-    """Lines of a UTF-8 text file without their newlines; bad bytes are named by line."""
-    lines = []
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                lines.append(raw.decode("utf-8").rstrip("\r\n"))
-            except UnicodeDecodeError as exc:
-                raise AlignmentFormatError(
-                    f"{path}:{number}: not valid UTF-8 (byte {exc.start}); re-encode the file "
-                    "as UTF-8 (e.g. iconv -f LATIN1 -t UTF-8)"
-                ) from None
-    return lines
+    """Lines of a UTF-8 text file without their newlines; bad input is an AlignmentFormatError."""
+    return read_text_lines(path, AlignmentFormatError)
 
 
 def read_alignments(path: Path) -> list[frozenset[Link]]:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mlrep.errors import MlrepError
+from mlrep.io import decode_line
 
 # Unicode line and paragraph separators split a line in some tools and not in others.
 _BREAKING = {"\u2028", "\u2029", "\x85"}
@@ -56,13 +57,7 @@ def _bad_character(line: str) -> str | None:
 
 def _lines(path: Path, handle) -> Iterator[str]:
     for number, raw in enumerate(handle, start=1):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise StructuralError(
-                f"{path}:{number}: invalid UTF-8 at byte {exc.start} ({exc.reason}); "
-                "re-encode the file as UTF-8"
-            ) from None
+        text = decode_line(raw, path, number, StructuralError)
         text = text.removesuffix("\n").removesuffix("\r")
         bad = _bad_character(text)
         if bad:

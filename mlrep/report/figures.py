@@ -11,9 +11,7 @@ hatch per series, so every figure reads in greyscale.
 
 from __future__ import annotations
 
-import os
 import statistics
-import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -22,6 +20,7 @@ from typing import Any
 import yaml
 
 from mlrep.errors import MlrepError
+from mlrep.io import atomic_file
 from mlrep.paths import ReportLayout
 from mlrep.report.fill import FilledTable
 from mlrep.report.metrics import Results
@@ -198,16 +197,11 @@ def draw(
             ax.set_visible(False)
         figure.suptitle(spec["title"], fontsize=9)
         figure.tight_layout()
-        layout.figures.mkdir(parents=True, exist_ok=True)
         written = []
         for suffix in FORMATS:
             target = layout.figure(fig_id, suffix)
-            fd, tmp = tempfile.mkstemp(
-                prefix=f".{target.name}.", suffix=f".{suffix}", dir=layout.figures
-            )
-            os.close(fd)
-            figure.savefig(tmp, metadata={"CreationDate": None} if suffix == "pdf" else None)
-            os.replace(tmp, target)
+            with atomic_file(target, suffix=f".{suffix}") as tmp:
+                figure.savefig(tmp, metadata={"CreationDate": None} if suffix == "pdf" else None)
             written.append(target)
         plt.close(figure)
     return written, drawn

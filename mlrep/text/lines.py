@@ -17,6 +17,7 @@ from typing import Any
 
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_write_text
+from mlrep.io import read_lines as read_text_lines
 
 META_SUFFIX = ".meta.json"
 
@@ -46,24 +47,8 @@ class Counts:
 
 
 def read_lines(path: Path) -> list[str]:
-    """All lines of a UTF-8 file without their line ends; invalid UTF-8 is a `TextInputError`."""
-    if not path.exists():
-        raise TextInputError(f"{path}: file not found")
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    out: list[str] = []
-    for number, raw in enumerate(lines, start=1):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise TextInputError(
-                f"{path}:{number}: invalid UTF-8 at byte {exc.start} of the line; "
-                "re-encode the file as UTF-8 (e.g. iconv -f LATIN1 -t UTF-8)"
-            ) from None
-        out.append(text.rstrip("\r"))
-    return out
+    """All lines of a UTF-8 file without their line ends; bad input is a `TextInputError`."""
+    return read_text_lines(path, TextInputError)
 
 
 def shard_range(total: int, shard: int, shards: int) -> range:

@@ -15,7 +15,6 @@ import os
 import random
 import re
 import signal
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +22,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from mlrep.io import atomic_file
 
 EXIT_PREEMPTED = 75  # EX_TEMPFAIL: "try again later"
 _NAME = re.compile(r"^step-(\d{9})\.pt$")
@@ -45,17 +46,10 @@ class Checkpoints:
 
     def save(self, step: int, payload: dict[str, Any]) -> Path:
         """Write atomically (temporary file, fsync, rename), then drop all but the newest `keep`."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".step-", suffix=".partial", dir=self.folder)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                torch.save(payload, handle)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, self.path(step))
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_file(self.path(step)) as tmp, open(tmp, "wb") as handle:
+            torch.save(payload, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
         for old in self.steps()[: -self.keep]:
             self.path(old).unlink(missing_ok=True)
         return self.path(step)
