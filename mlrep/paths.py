@@ -83,6 +83,10 @@ class Paths:
         """A registry dataset normalised to aligned plain text plus metadata.json."""
         return self.results / "data" / key
 
+    def chapter_summary(self, chapter: str) -> Path:
+        """One chapter's metrics, averaged over seeds, in one flat JSON (DVC metrics)."""
+        return self.results / "metrics" / f"{chapter}.json"
+
     @property
     def cluster_probe(self) -> Path:
         return self.results / "cluster" / "probe.json"

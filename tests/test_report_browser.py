@@ -3,31 +3,16 @@ no request leaves the machine. The screenshot is kept in tests/artifacts/report-
 
 import json
 import re
-import shutil
-import socket
-import subprocess
-import threading
 
 import pytest
 
 from mlrep.report.figures import definitions as figure_definitions
 from mlrep.report.reference import load_sources
+from tests.browser import CHROMIUM, RequestTrap, chromium, dump_dom_offline
 from tests.conftest import REPO
 from tests.report_helpers import REFERENCE, build_report, ch8_results
 
 ARTIFACTS = REPO / "tests" / "artifacts"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-# Chromium's own update/time services: it contacts them on any page, flags or not.
-BROWSER_SERVICES = re.compile(r"(^|\.)(google\.com|googleapis\.com|gvt1\.com|gstatic\.com)$")
 # Runs after load; reports what the page holds and whether each image decoded.
 PROBE = """<script>
 window.addEventListener('load', () => {
@@ -51,57 +36,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-class RequestTrap:
-    """A loopback proxy that records every connection the browser tries to make."""
-
-    def __init__(self):
-        self.server = socket.socket()
-        self.server.bind(("127.0.0.1", 0))
-        self.server.listen()
-        self.port = self.server.getsockname()[1]
-        self.requests: list[bytes] = []
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                connection, _ = self.server.accept()
-            except OSError:
-                return
-            with connection:
-                self.requests.append(connection.recv(4096))
-
-    def hosts(self) -> set[str]:
-        """Hosts asked for (``GET http://host/…`` or ``CONNECT host:443``)."""
-        found = set()
-        for request in self.requests:
-            match = re.match(rb"[A-Z]+ (?:https?://)?([^/: ]+)", request)
-            if match:
-                found.add(match.group(1).decode())
-        return found
-
-    def close(self):
-        self.server.close()
-
-
-def chromium(page, profile, trap, *extra):
-    return subprocess.run(
-        [
-            CHROMIUM,
-            *FLAGS,
-            f"--user-data-dir={profile}",
-            f"--proxy-server=127.0.0.1:{trap.port}",
-            "--proxy-bypass-list=<-loopback>",
-            *extra,
-            page.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser")
@@ -123,38 +57,24 @@ def test_index_renders_every_table_and_figure_without_network(report, tmp_path):
         )
         assert shot.returncode == 0, shot.stderr[-2000:]
         assert (ARTIFACTS / "report-index.png").read_bytes().startswith(b"\x89PNG")
-        # the page itself allows no script (its CSP); a probing copy beside it reports the DOM
-        probe_page = report / "probe.html"
-        text = (report / "index.html").read_text()
-        text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", text)
-        probe_page.write_text(text.replace("</body>", PROBE + "</body>"))
-        dom = chromium(
-            probe_page, tmp_path / "profile-dom", trap, "--virtual-time-budget=10000", "--dump-dom"
-        )
-        assert dom.returncode == 0, dom.stderr[-2000:]
-        found = json.loads(
-            re.search(r'<pre id="probe">(.*?)</pre>', dom.stdout)
-            .group(1)
-            .replace("&quot;", '"')
-            .replace("&amp;", "&")
-        )
-        page_hosts = trap.hosts()
-        # Chromium itself may phone home (time sync) whatever the flags; an empty page
-        # shows which hosts that is, and the report may add none
-        trap.requests.clear()
-        blank = tmp_path / "blank.html"
-        blank.write_text("<!DOCTYPE html><title>blank</title>")
-        chromium(
-            blank, tmp_path / "profile-blank", trap, "--virtual-time-budget=10000", "--dump-dom"
-        )
-        browser_hosts = trap.hosts()
     finally:
         trap.close()
+    # the page itself allows no script (its CSP); a probing copy beside it reports the DOM
+    probe_page = report / "probe.html"
+    text = (report / "index.html").read_text()
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", text)
+    probe_page.write_text(text.replace("</body>", PROBE + "</body>"))
+    dom, foreign = dump_dom_offline(probe_page, tmp_path)
+    found = json.loads(
+        re.search(r'<pre id="probe">(.*?)</pre>', dom)
+        .group(1)
+        .replace("&quot;", '"')
+        .replace("&amp;", "&")
+    )
     assert sorted(found["tables"]) == sorted(load_sources(REFERENCE))
     assert sorted(found["figures"]) == sorted(figure_definitions())
     assert found["images"] == len(figure_definitions()) and found["broken"] == []
     assert found["claims"] >= 27
-    foreign = {h for h in page_hosts - browser_hosts if not BROWSER_SERVICES.search(h)}
     assert foreign == set()
 
 

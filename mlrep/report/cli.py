@@ -9,7 +9,7 @@ from pathlib import Path
 from mlrep.cliutil import effective, positive_int, resolved_params
 from mlrep.paths import Paths
 from mlrep.report import build as report_build
-from mlrep.report import claims, fill, reference, tables
+from mlrep.report import claims, dvc_plots, fill, reference, summary, tables
 from mlrep.report.metrics import Results
 
 _KEYS = ("bootstrap_samples", "bootstrap_seed")
@@ -55,6 +55,19 @@ def _check(args: argparse.Namespace) -> int:
     return 1 if wrong or len(definitions) != len(published) else 0
 
 
+def _summary(args: argparse.Namespace) -> int:
+    scale = args.scale or resolved_params(args.params)["scale"]
+    results = args.results or _paths(args).results
+    written = summary.write(results, args.chapter, scale, args.out)
+    print(f"{args.out}: {len(written)} values of {args.chapter} at scale {scale}")
+    return 0
+
+
+def _dvc_template(args: argparse.Namespace) -> int:
+    print(dvc_plots.write_template(args.out))
+    return 0
+
+
 def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     report = top.add_parser("report", help="thesis tables, figures, claims ledger, HTML report")
     sub = report.add_subparsers(dest="report_command", required=True)
@@ -79,3 +92,27 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         help="check table and claim definitions against the published numbers",
     )
     check.set_defaults(func=_check)
+
+    chapter_summary = sub.add_parser(
+        "summary",
+        parents=[common],
+        help="one chapter's seed-mean metrics as flat JSON (DVC metrics, dvc exp show)",
+    )
+    chapter_summary.add_argument(
+        "--results", type=Path, help="results folder (default: paths.results)"
+    )
+    chapter_summary.add_argument("--chapter", required=True, help="e.g. ch8_layernorm")
+    chapter_summary.add_argument("--out", type=Path, required=True, help="JSON file to write")
+    chapter_summary.set_defaults(func=_summary)
+
+    template = sub.add_parser(
+        "dvc-template",
+        help="write the offline HTML template that `dvc plots show` uses (.dvc/config)",
+    )
+    template.add_argument(
+        "--out",
+        type=Path,
+        default=Path(".dvc/plots-offline.html"),
+        help="where to write it (default: .dvc/plots-offline.html, as .dvc/config names it)",
+    )
+    template.set_defaults(func=_dvc_template)
