@@ -50,6 +50,7 @@ def build(
         "other_scales": results.other_scales,
     }
 
+    atomic_write_text(layout.tables / "preamble.tex", render.LATEX_PREAMBLE)
     entries = []
     for tid, table in filled.items():
         files = {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import re
 
 from mlrep.report.fill import Cell, FilledTable
 from mlrep.report.reference import decimals
@@ -37,7 +38,33 @@ _TEX_ESCAPE = {
     "⚠": r"\textsuperscript{!}",
     "✓": r"$\checkmark$",
     "✗": r"$\times$",
+    "−": r"$-$",
+    "α": r"$\alpha$",
+    "β": r"$\beta$",
+    "γ": r"$\gamma$",
+    "¬": r"$\neg$",
+    "…": r"\ldots{}",
+    "“": "``",
+    "”": "''",
+    "–": "--",
+    "—": "---",
 }
+# Runs of CJK text (kana, ideographs, Hangul, CJK and full-width punctuation) go through the
+# CJK package: pdflatex's utf8 input knows none of them.
+_CJK_RUN = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]+")
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
+# What every .tex table needs; the report writes it as tables/preamble.tex.
+LATEX_PREAMBLE = r"""% The packages these tables need (pdflatex); \input this file in a preamble.
+% CJK cells use the CJK package's fonts: min (Japanese), gbsn (Chinese), mj (Korean);
+% on Debian: texlive-latex-recommended latex-cjk-japanese-wadalab latex-cjk-chinese-arphic-gbsn00lp
+\usepackage[T1]{fontenc}
+\usepackage[utf8]{inputenc}
+\usepackage{booktabs}
+\usepackage{amssymb}
+\usepackage{graphicx}
+\usepackage{CJKutf8}
+"""
 
 
 def measured_text(cell: Cell, alpha: float) -> str:
@@ -109,12 +136,26 @@ def markdown(filled: FilledTable) -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
+def _cjk_font(text: str) -> str:
+    """The CJK family of a cell: kana means Japanese, Hangul Korean, other ideographs Chinese."""
+    if _KANA.search(text):
+        return "min"
+    return "mj" if _HANGUL.search(text) else "gbsn"
+
+
 def _tex(text: str) -> str:
-    return "".join(_TEX_ESCAPE.get(ch, ch) for ch in text)
+    font = _cjk_font(text)
+    parts, end = [], 0
+    for run in _CJK_RUN.finditer(text):
+        parts.append("".join(_TEX_ESCAPE.get(ch, ch) for ch in text[end : run.start()]))
+        parts.append(rf"\begin{{CJK}}{{UTF8}}{{{font}}}{run.group()}\end{{CJK}}")
+        end = run.end()
+    parts.append("".join(_TEX_ESCAPE.get(ch, ch) for ch in text[end:]))
+    return "".join(parts)
 
 
 def latex(filled: FilledTable) -> str:
-    """A booktabs table, ready to ``\\input`` (needs booktabs and amssymb; wide tables graphicx).
+    """A booktabs table, ready to ``\\input`` after the packages of `LATEX_PREAMBLE`.
 
     ``⚠`` (a printed aggregate that disagrees with its cells) becomes a superscript ``!``.
     """
