@@ -1,6 +1,7 @@
 """Helpers that all rule files share (job resources, flags, targets)."""
 
 from mlrep.cliutil import flags_from
+from mlrep.provenance import source_digest
 
 # The software of every rule (used with --sdm conda; the README's .venv holds the same pins).
 MLREP_ENV = "../envs/mlrep.yaml"
@@ -14,6 +15,12 @@ def job_resources(kind):
 
 def job_threads(kind):
     return CFG["resources"][kind].get("threads", 1)
+
+
+def code_version(*areas):
+    """A param for rules whose results depend on mlrep library code (the areas named), so
+    Snakemake's params trigger reruns them when that code changes (mlrep.provenance)."""
+    return source_digest(*areas)
 
 
 def log_path(*parts):

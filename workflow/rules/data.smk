@@ -48,6 +48,16 @@ rule tiny_corpus:
         wheels=lambda wildcards, input: os.path.dirname(input[0]),
         flags=flags_from(TINY),
         scale=CFG["scale"],
+        # the code dvc.yaml's data stage lists
+        code=code_version(
+            "data/catalogs",
+            "data/gettext_clean",
+            "data/tiny_corpus",
+            "data/tiny_sources.yaml",
+            "data/wheels",
+            "data/cli",
+            "io",
+        ),
     shell:
         "mlrep corpus tiny --wheels {params.wheels} --out {output} --scale {params.scale} "
         "{params.flags} > {log} 2>&1"

@@ -53,6 +53,7 @@ rule report:
         out=lambda wildcards, output: os.path.dirname(output.index),
         flags=flags_from(CFG["report"]),
         scale=CFG["scale"],
+        code=code_version("report"),
     shell:
         "mlrep report build --results {params.results} --reference {params.reference} "
         "--out {params.out} --scale {params.scale} {params.flags} > {log} 2>&1"
