@@ -36,6 +36,8 @@ include: "workflow/rules/preprocess.smk"
 include: "workflow/rules/align.smk"
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/cluster.smk"
+include: "workflow/rules/ch2_ems.smk"
+include: "workflow/rules/ch8_layernorm.smk"
 include: "workflow/rules/reports.smk"
 
 

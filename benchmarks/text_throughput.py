@@ -74,7 +74,7 @@ def main() -> int:
     parser.add_argument("--tools", nargs="+", default=list(TOOLS), help="names of TOOLS")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="mlrep-bench-"))
-    common = ["--params", str(REPO / "params.yaml"), "--max-chars", "100000"]
+    common = ["--params", str(REPO / "params.yaml"), "--max-chars", "100000", "--max-lines", "0"]
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{os.cpu_count()} CPUs visible, load average {load}; {args.lines} lines per tool")
     print(f"{'tool':38} {'shards':>6} {'sent/s':>8} {'sent/s excl. start':>18} {'peak MB':>8}")

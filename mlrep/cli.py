@@ -18,7 +18,10 @@ from mlrep.align import cli as align_cli
 from mlrep.cliutil import common_options
 from mlrep.data import cli as data_cli
 from mlrep.data import registry_cli
+from mlrep.embed import cli as embed_cli
 from mlrep.errors import MlrepError
+from mlrep.evaluate import cli as evaluate_cli
+from mlrep.nmt import cli as nmt_cli
 from mlrep.report import cli as report_cli
 from mlrep.text import cli as text_cli
 
@@ -53,6 +56,9 @@ AREAS: tuple[Register, ...] = (
     align_cli.register,
     text_cli.register,
     report_cli.register,
+    evaluate_cli.register,
+    nmt_cli.register,
+    embed_cli.register,
 )
 
 

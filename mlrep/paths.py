@@ -87,19 +87,64 @@ class Paths:
         """One chapter's metrics, averaged over seeds, in one flat JSON (DVC metrics)."""
         return self.results / "metrics" / f"{chapter}.json"
 
+    def embed_prepared(self, chapter: str) -> Path:
+        """A sentence-encoder chapter's shared SentencePiece model and token-id pairs."""
+        return self.results / chapter / "prepared"
+
+    def embed_run(self, chapter: str, run: str, seed: int | str) -> Path:
+        """One run and seed of a sentence-encoder chapter: model.pt, train.json, loss.tsv,
+        checkpoints/ and metrics.json (``run`` may hold a slash: ``grid/layers-4``)."""
+        return self.results / chapter / run / f"seed{seed}"
+
     @property
     def cluster_probe(self) -> Path:
         return self.results / "cluster" / "probe.json"
 
+    def preprocessed_root(self, dataset: str) -> Path:
+        """A dataset's preprocessing outputs, with the ``config.yaml`` and ``provenance.json``
+        of the last `snakemake preprocess`."""
+        return self.results / "preprocess" / dataset
+
     def preprocessed(self, dataset: str, stage: str) -> Path:
-        """Outputs of one preprocessing stage (tok, bunsetsu, parse, hf, subwords, sub) of a
-        dataset; files inside are named ``{split}.{pair}.{lang}`` like the corpus."""
-        return self.results / "preprocess" / dataset / stage
+        """Outputs of one preprocessing stage (tok, bunsetsu, parse, hf) of a dataset; files
+        inside are named ``{split}.{pair}.{lang}`` like the corpus."""
+        return self.preprocessed_root(dataset) / stage
+
+    def pair_tokens(self, dataset: str, split: str, pair: str) -> tuple[Path, Path]:
+        """The `tok` files of both sides of a pair's split: what alignment reads."""
+        source, target = pair.split("-")
+        tok = self.preprocessed(dataset, "tok")
+        return tok / f"{split}.{pair}.{source}", tok / f"{split}.{pair}.{target}"
+
+    def subword_model(self, dataset: str, setting: str, model: str) -> Path:
+        """A trained subword model folder: setting of ``preprocess.subwords.settings``, model
+        a pair or ``all`` (mlrep.text.plan)."""
+        return self.preprocessed_root(dataset) / "subwords" / setting / model
+
+    def subword_encoded(self, dataset: str, setting: str, name: str) -> Path:
+        """Tokenized text ``{split}.{pair}.{lang}`` encoded with its model of `setting`."""
+        return self.preprocessed_root(dataset) / "sub" / setting / name
 
     def alignments(self, dataset: str, pair: str) -> Path:
-        """Word alignments of one language pair of a dataset: ``bitext.<shard>.txt``,
-        ``<backend>.<fwd|rev>.<shard>.txt`` (+ ``.json`` stats), ``<backend>.<method>.txt``."""
+        """Word alignments of one language pair of a dataset: intermediates
+        ``bitext.<shard>.txt``, ``<backend>.<fwd|rev|method>.<shard>.txt`` and one
+        `alignment_run` folder per backend and symmetrization."""
         return self.results / "align" / dataset / pair
+
+    def alignment_run(self, dataset: str, pair: str, backend: str, method: str) -> Path:
+        """``links.txt`` (Pharaoh, line n = line n of the pair's tokenized split), ``stats.json``,
+        ``config.yaml`` and ``provenance.json`` of one aligner + symmetrization."""
+        return self.alignments(dataset, pair) / f"{backend}.{method}"
+
+    def chapter_dataset(self, chapter: str, dataset: str) -> Path:
+        """A chapter's prepared NMT dataset: ``text/`` (cut), ``sp/`` (subwords),
+        ``spm.model``, ``dict.txt`` and ``<tag format>/bin`` (fairseq binarised)."""
+        return self.results / chapter / "data" / dataset
+
+    def run(self, chapter: str, run: str, seed: int | str) -> Path:
+        """One run and seed of a chapter: ``model/`` (checkpoints, train.json), ``hyp/``,
+        ``states/``, scores and ``metrics.json`` (the report's contract)."""
+        return self.results / chapter / run / f"seed{seed}"
 
     def preprocess_shard(
         self, dataset: str, stage: str, name: str, shard: int | str, shards: int | str

@@ -91,23 +91,64 @@ def test_symmetrize_refuses_mismatched_directions(tmp_path, capsys):
     assert code == 2 and "has 2 lines but" in err
 
 
-def test_bitext_tokenizes_shards_and_checks_line_counts(tmp_path, capsys):
-    (tmp_path / "s.en").write_text("Hello, world!\nA | B\nThird line.\n")
-    (tmp_path / "t.de").write_text("Hallo, Welt!\nA | B\nDritte Zeile.\n")
+def test_bitext_joins_token_files_into_shards_and_checks_line_counts(tmp_path, capsys):
+    # Tokens as the preprocessing rules write them (Moses escapes '|' as &#124;).
+    (tmp_path / "s.en").write_text("Hello , world !\nA &#124; B\nThird  line .\n")
+    (tmp_path / "t.ja").write_text("こんにちは 、 世界 !\nA &#124; B\n三 行 目 。\n")
     outs = [tmp_path / "b.0", tmp_path / "b.1"]
+    argv = ["align", "bitext", "--source", tmp_path / "s.en", "--target", tmp_path / "t.ja"]
+    code, _, err = _run(capsys, *argv, "--out", *outs)
+    assert code == 0, err
+    assert outs[0].read_text() == (
+        "Hello , world ! ||| こんにちは 、 世界 !\nA &#124; B ||| A &#124; B\n"
+    )
+    assert outs[1].read_text() == "Third line . ||| 三 行 目 。\n"
+    (tmp_path / "t.ja").write_text("こんにちは\n")
+    code, _, err = _run(capsys, *argv, "--out", outs[0])
+    assert code == 2 and "s.en has 3 lines but" in err and "t.ja has 1" in err
+    (tmp_path / "t.ja").write_text("a\nb ||| c\nd\n")
+    code, _, err = _run(capsys, *argv, "--out", outs[0])
+    assert code == 2 and "t.ja:2: contains '|||'" in err
+
+
+def test_gather_records_the_run_from_its_stats_and_token_metadata(tmp_path, capsys):
+    bitext = tmp_path / "bitext.txt"
+    bitext.write_text("a b ||| x y\n ||| x\nb ||| y\n")
+    for direction in ("fwd", "rev"):
+        flags = ["-r"] if direction == "rev" else []
+        code, _, _ = _run(
+            capsys, "align", "-i", bitext, "-d", "-o", *flags,
+            "--out", tmp_path / f"{direction}.txt", "--stats", tmp_path / f"{direction}.json",
+        )  # fmt: skip
+        assert code == 0
+    run = tmp_path / "fast_align.union"
+    tokens = [tmp_path / "tok.en", tmp_path / "tok.de"]
+    for path in tokens:
+        path.write_text("x\n")
+        path.with_name(path.name + ".meta.json").write_text(
+            json.dumps({"lines": 1, "extra": {"tool": "mosestokenizer 1.2.1"}})
+        )
+    code, _, _ = _run(
+        capsys, "align", "symmetrize", "--method", "union", tmp_path / "fwd.txt",
+        tmp_path / "rev.txt", "--out", tmp_path / "sym.0.txt",
+    )  # fmt: skip
+    assert code == 0
+    gather = ["align", "gather", tmp_path / "sym.0.txt", "--out", run / "links.txt"]
+    code, _, err = _run(capsys, *gather, "--record", "--method", "union")
+    assert code == 2 and "--record needs --stats, --tokens, --scale" in err
     code, _, err = _run(
-        capsys, "align", "bitext", "--source", tmp_path / "s.en", "--target", tmp_path / "t.de",
-        "--source-lang", "en", "--target-lang", "de", "--out", *outs,
+        capsys, *gather, "--record", "--method", "union", "--stats", tmp_path / "fwd.json",
+        tmp_path / "rev.json", "--tokens", *tokens, "--scale", "tiny",
     )  # fmt: skip
     assert code == 0, err
-    assert outs[0].read_text() == "Hello , world ! ||| Hallo , Welt !\nA | B ||| A | B\n"
-    assert outs[1].read_text() == "Third line . ||| Dritte Zeile .\n"
-    (tmp_path / "t.de").write_text("Hallo\n")
-    code, _, err = _run(
-        capsys, "align", "bitext", "--source", tmp_path / "s.en", "--target", tmp_path / "t.de",
-        "--source-lang", "en", "--target-lang", "de", "--out", outs[0],
-    )  # fmt: skip
-    assert code == 2 and "s.en has 3 lines but" in err and "t.de has 1" in err
+    stats = json.loads((run / "stats.json").read_text())
+    assert stats["pairs"] == 3
+    assert stats["directions"]["reverse"]["skipped"] == {"empty_side": 1}
+    assert stats["links"] == len((run / "links.txt").read_text().split())
+    config = (run / "config.yaml").read_text()
+    assert "symmetrize: union" in config and "mosestokenizer 1.2.1" in config
+    assert "favor_diagonal: true" in config and "reverse" not in config
+    assert json.loads((run / "provenance.json").read_text())["step"] == "align gather"
 
 
 def test_subwords_maps_links_and_names_the_bad_line(tmp_path, capsys):
@@ -130,3 +171,22 @@ def test_diagonal_without_tension_optimization_says_it_runs_as_d_o(tmp_path, cap
     assert "running as -d -o" in err
     code, _, err = _run(capsys, "align", "-i", path, "--max-length", "2000")
     assert code == 2 and "at most 1024 words" in err
+
+
+def test_gather_refuses_directions_aligned_with_different_settings(tmp_path, capsys):
+    bitext = tmp_path / "bitext.txt"
+    bitext.write_text("a b ||| x y\nb ||| y\n")
+    for name, flags in (("fwd", ["-d", "-o"]), ("rev", ["-r", "-I", "2"])):
+        code, _, _ = _run(
+            capsys, "align", "-i", bitext, *flags, "--out", tmp_path / f"{name}.txt",
+            "--stats", tmp_path / f"{name}.json",
+        )  # fmt: skip
+        assert code == 0
+    tokens = [tmp_path / "tok.en", tmp_path / "tok.de"]
+    code, _, err = _run(
+        capsys, "align", "gather", tmp_path / "fwd.txt", "--out", tmp_path / "run/links.txt",
+        "--record", "--method", "union", "--stats", tmp_path / "fwd.json", tmp_path / "rev.json",
+        "--tokens", *tokens, "--scale", "tiny",
+    )  # fmt: skip
+    assert code == 2 and "rev.json: aligned with other settings than" in err
+    assert not (tmp_path / "run").exists()

@@ -1,4 +1,7 @@
-"""The alignment rules through Snakemake itself, on a cipher corpus laid out like a dataset."""
+"""The alignment rules through Snakemake itself: they read the preprocessing rules' tokens
+(GiNZA words for Japanese), align shards in both directions, and record each run."""
+
+import json
 
 import pytest
 import yaml
@@ -9,37 +12,90 @@ from mlrep.align.score import score
 from tests.conftest import REPO, copy_workflow, snakemake
 
 ALIGN_RULES = ["align_bitext", "align_direction", "align_symmetrize", "align_gather", "alignments"]
+TOKEN_RULES = ["tokenize_shard", "segment_ja_shard", "gather_text"]
+SUBJECTS = [("I", "私"), ("He", "彼"), ("She", "彼女"), ("We", "私たち")]
+PLACES = [
+    ("school", "学校"),
+    ("the station", "駅"),
+    ("the library", "図書館"),
+    ("the park", "公園"),
+]
+VERBS = [("go to", "goes to", "へ行きます"), ("come from", "comes from", "から来ます")]
+
+
+def japanese_corpus():
+    """Small real sentence pairs whose Japanese side has no spaces to split on."""
+    pairs = []
+    for subject, subject_ja in SUBJECTS:
+        for place, place_ja in PLACES:
+            for plain, third, verb_ja in VERBS:
+                verb = third if subject in ("He", "She") else plain
+                pairs.append((f"{subject} {verb} {place}.", f"{subject_ja}は{place_ja}{verb_ja}。"))
+    return pairs
 
 
 @pytest.fixture
 def workdir(tmp_path):
     copy_workflow(tmp_path)
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
-    params["align"].update({"pairs": ["en-de"], "shards": 2})
+    params["preprocess"].update({"pairs": ["en-de", "en-ja"], "shards": 1, "max_lines": 0})
+    params["preprocess"]["subwords"]["settings"] = {}
+    params["align"].update({"pairs": ["en-de", "en-ja"], "shards": 2})
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     return tmp_path
 
 
-def test_rules_align_shards_both_directions_and_gather(workdir):
-    pairs = cipher.generate(cipher.CipherSettings(sentences=400, seed=5))
+def test_rules_align_preprocessed_words_in_shards_and_record_each_run(workdir):
     corpus = workdir / "results/data/tiny_corpus"
     corpus.mkdir(parents=True)
+    pairs = cipher.generate(cipher.CipherSettings(sentences=300, seed=5))
     (corpus / "train.en-de.en").write_text("".join(" ".join(p.source) + "\n" for p in pairs))
     (corpus / "train.en-de.de").write_text("".join(" ".join(p.target) + "\n" for p in pairs))
-    out = workdir / "results/align/tiny_corpus/en-de"
-    eflomal = "results/align/tiny_corpus/en-de/eflomal.intersect.txt"
-    result = snakemake(
-        workdir, "--cores", "2", "--allowed-rules", *ALIGN_RULES, "--", "alignments", eflomal
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    for name in (eflomal, out / "fast_align.grow-diag-final-and.txt"):
-        links = read_alignments(workdir / name)
-        assert len(links) == len(pairs)
-        gold = [GoldLine(p.links, p.links) for p in pairs]
-        # 200-pair shards train weak models; misordered shards would score AER ≈ 0.9.
-        assert score(gold, links).aer < 0.5
-    assert sorted(p.name for p in out.glob("bitext.*")) == ["bitext.0.txt", "bitext.1.txt"]
-    assert (out / "fast_align.rev.1.json").exists()
+    ja_pairs = japanese_corpus()
+    (corpus / "train.en-ja.en").write_text("".join(en + "\n" for en, _ in ja_pairs))
+    (corpus / "train.en-ja.ja").write_text("".join(ja + "\n" for _, ja in ja_pairs))
+    align = workdir / "results/align/tiny_corpus"
+    rules = [*ALIGN_RULES, *TOKEN_RULES]
+    result = snakemake(workdir, "--cores", "2", "--allowed-rules", *rules, "--", "alignments")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+
+    links = read_alignments(align / "en-de/fast_align.grow-diag-final-and/links.txt")
+    assert len(links) == len(pairs)
+    # 150-pair shards train weak models; misordered shards would score AER ≈ 0.9.
+    assert score([GoldLine(p.links, p.links) for p in pairs], links).aer < 0.5
+    assert sorted(p.name for p in (align / "en-de").glob("bitext.*")) == [
+        "bitext.0.txt",
+        "bitext.1.txt",
+    ]
+
+    # Japanese is aligned as GiNZA words, read from the preprocessing output.
+    run = align / "en-ja/fast_align.grow-diag-final-and"
+    bitext = [
+        line
+        for k in (0, 1)
+        for line in (align / f"en-ja/bitext.{k}.txt").read_text(encoding="utf-8").splitlines()
+    ]
+    tok = workdir / "results/preprocess/tiny_corpus/tok/train.en-ja.ja"
+    assert [line.split(" ||| ")[1] for line in bitext] == tok.read_text().splitlines()
+    assert bitext[0] == "I go to school . ||| 私 は 学校 へ 行き ます 。"
+    links = read_alignments(run / "links.txt")
+    assert len(links) == len(ja_pairs)
+    for line, line_links in zip(bitext, links, strict=True):
+        words = line.split(" ||| ")[1].split()
+        assert line_links and max(j for _, j in line_links) < len(words)
+    # Links reach every word position of the longest lines, not just a few characters.
+    assert {j for line_links in links for _, j in line_links} == set(range(7))
+
+    # Each run records its counts, settings, tokenizers and provenance.
+    stats = json.loads((run / "stats.json").read_text())
+    assert stats["pairs"] == len(ja_pairs) and stats["directions"]["forward"]["aligned"] == 32
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    assert config["align"]["symmetrize"] == "grow-diag-final-and"
+    assert config["align"]["aligner"]["backend"] == "fast_align"
+    assert config["align"]["shards"] == 2
+    assert config["tokens"][str(tok.relative_to(workdir))]["tool"].startswith("ginza")
+    assert json.loads((run / "provenance.json").read_text())["step"] == "align gather"
+
     # A rerun has nothing to do.
-    again = snakemake(workdir, "--cores", "2", "--allowed-rules", *ALIGN_RULES, "-n", "alignments")
+    again = snakemake(workdir, "--cores", "2", "--allowed-rules", *rules, "-n", "alignments")
     assert "Nothing to be done" in again.stdout + again.stderr

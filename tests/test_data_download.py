@@ -408,6 +408,7 @@ def test_rule_flags_are_explicit_for_every_value():
         "backoff": 0.5,
         "languages": ["xx"],
         "mirror": "http://m/",
+        "lock": "",
     }
     assert (
         fetch_values(config, "c_d")["mirror"] == ""
@@ -418,5 +419,6 @@ def test_rule_flags_are_explicit_for_every_value():
         "max_chars": 7,
         "drop_duplicates": False,
         "langid_sample": 0,
+        "max_lines": 0,
         "languages": ["xx"],
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 
@@ -111,8 +112,9 @@ def test_unfetched_language_and_missing_reader_are_clear_errors(tmp_path):
     raw = _fetched(tmp_path, ["jpn"])
     with pytest.raises(readers.ReaderError, match=r"\['deu'\].*not fetched"):
         readers.normalize(registry.get("laser_tatoeba_v1"), raw, tmp_path / "o", ["deu"], Filters())
+    unknown = dataclasses.replace(registry.get("laser_tatoeba_v1"), reader="nonesuch")
     with pytest.raises(readers.ReaderError, match="no reader yet"):
-        readers.normalize(registry.get("bucc_bucc2018"), raw, tmp_path / "o", None, Filters())
+        readers.normalize(unknown, raw, tmp_path / "o", None, Filters())
     with pytest.raises(readers.ReaderError, match=r"flores200_dataset\.tar\.gz was not fetched"):
         readers.normalize(registry.get("flores_flores200"), raw, tmp_path / "o", None, Filters())
 
@@ -133,6 +135,7 @@ def test_cli_normalize_takes_filters_as_flags(tmp_path, capsys):
         "max_chars": 30,
         "drop_duplicates": True,
         "langid_sample": 0,
+        "max_lines": 0,
     }
     assert pair["filtered"]["too_long"] > 0
     assert pair["lines"] + sum(pair["filtered"].values()) == pair["input_lines"] == 1000

@@ -51,6 +51,30 @@ def test_sharded_tokenization_gathers_to_the_unsharded_output(tmp_path):
     assert counts["extra"]["tool"].startswith("mosestokenizer ")
 
 
+def test_max_lines_keeps_the_first_lines_and_records_the_input_length(tmp_path, capsys):
+    source = write(tmp_path / "in.en", EN)
+    parts = [tmp_path / "p0", tmp_path / "p1"]
+    for shard, part in enumerate(parts):
+        flags = ["--max-lines", "3", "--shard", str(shard), "--shards", "2"]
+        assert tokenize_en(source, part, *flags) == 0
+        assert "kept the first 3 of 5 lines" in capsys.readouterr().err
+    gathered = tmp_path / "gathered.en"
+    assert main(["text", "gather", "--output", str(gathered), *map(str, parts)]) == 0
+    assert len(gathered.read_text().splitlines()) == 3
+    counts = meta(gathered)
+    assert counts["lines"] == 3
+    assert (counts["extra"]["input_lines"], counts["extra"]["max_lines"]) == (5, 3)
+
+
+def test_subword_options_come_from_a_named_setting_or_every_flag(tmp_path, capsys):
+    src = write(tmp_path / "train.en", ["a b c", "b c d"])
+    args = ["text", "train-subwords", *PARAMS, "--input", str(src), "--out", str(tmp_path / "m")]
+    assert main([*args, "--method", "subword_nmt"]) == 2
+    assert "--setting and --model" in capsys.readouterr().err
+    assert main([*args, "--setting", "nope", "--model", "en-ja"]) == 2
+    assert "has no 'nope'" in capsys.readouterr().err
+
+
 def test_invalid_utf8_is_one_clear_error(tmp_path, capsys):
     source = tmp_path / "bad.en"
     source.write_bytes(b"fine\n\xc3\x28 broken\n")
@@ -179,12 +203,18 @@ def test_joint_subwords_train_and_encode(tmp_path, flags, model_file):
                 str(tgt),
                 "--out",
                 str(model),
+                "--setting",
+                "ch4_jass",
+                "--model",
+                "en-ja",
                 *flags,
             ]
         )
         == 0
     )
     assert (model / model_file).exists() and (model / "provenance.json").exists()
+    recorded = (model / "config.yaml").read_text()
+    assert "setting: ch4_jass" in recorded and "model: en-ja" in recorded
     out = tmp_path / "sub.en"
     assert (
         main(
@@ -225,6 +255,12 @@ def test_subword_vocabulary_too_large_is_a_clear_error(tmp_path, capsys):
             "unigram",
             "--vocab-size",
             "5000",
+            "--character-coverage",
+            "1.0",
+            "--merges",
+            "10",
+            "--scale",
+            "tiny",
         ]
     )
     assert code == 2

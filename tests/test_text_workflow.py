@@ -28,23 +28,23 @@ def write_corpus(root):
     (corpus / "train.en-ja.ja").write_text("\n".join(JA) + "\n", encoding="utf-8")
 
 
-def test_preprocess_target_runs_sharded_and_resumes(workdir):
-    write_corpus(workdir)
-    override = workdir / "override.yaml"
-    override.write_text(
-        yaml.safe_dump(
-            {
-                "preprocess": {
-                    "pairs": ["en-ja"],
-                    "splits": ["train"],
-                    "shards": 2,
-                    "parse": {"pairs": ["en-ja"]},
-                    "subwords": {"method": "subword_nmt", "merges": 20},
-                }
-            }
-        )
+def trim_params(root):
+    """One pair, one split, two shards, three lines, one small subword setting."""
+    path = root / "params.yaml"
+    params = yaml.safe_load(path.read_text(encoding="utf-8"))
+    params["preprocess"].update(
+        pairs=["en-ja"], splits=["train"], shards=2, max_lines=3, parse={"pairs": ["en-ja"]}
     )
-    args = ["--cores", "2", "preprocess", "--configfile", str(override), "--allowed-rules", *RULES]
+    params["preprocess"]["subwords"]["settings"] = {
+        "ch4_jass": {"pairs": ["en-ja"], "method": "subword_nmt", "merges": 20}
+    }
+    path.write_text(yaml.safe_dump(params), encoding="utf-8")
+
+
+def test_preprocess_target_runs_sharded_records_and_resumes(workdir):
+    write_corpus(workdir)
+    trim_params(workdir)
+    args = ["--cores", "2", "preprocess", "--allowed-rules", *RULES]
     result = snakemake(workdir, *args)
     assert result.returncode == 0, result.stderr[-3000:]
     out = workdir / "results/preprocess/tiny_corpus"
@@ -52,16 +52,22 @@ def test_preprocess_target_runs_sharded_and_resumes(workdir):
         "私 は 学校 へ 行き ます 。",
         "新しい 翻訳 を 開始 する 権限 が あり ませ ん",
         "",
-        "全件 表示",
     ]
     assert (out / "bunsetsu/train.en-ja.ja").read_text().splitlines()[0] == "0:2 2:4 4:7"
     assert (out / "hf/train.en-ja.en").read_text().splitlines()[0] == "I school to go ."
     assert (out / "tok/train.en-ja.en").read_text().splitlines()[1].startswith("You don &apos;t")
     meta = json.loads((out / "tok/train.en-ja.ja.meta.json").read_text())
-    assert (meta["lines"], meta["empty"]) == (4, 1)
+    assert (meta["lines"], meta["empty"]) == (3, 1)
+    assert (meta["extra"]["input_lines"], meta["extra"]["max_lines"]) == (4, 3)
     assert len(list((out / "tok/shards").glob("train.en-ja.ja.*-of-2"))) == 2
-    sub = (out / "sub/train.en-ja.en").read_text().splitlines()
-    assert len(sub) == 4 and sub[2] == ""
+    assert (out / "subwords/ch4_jass/en-ja/bpe.codes").exists()
+    sub = (out / "sub/ch4_jass/train.en-ja.en").read_text().splitlines()
+    assert len(sub) == 3 and sub[2] == ""
+    # The dataset folder records what ran for every output, read from their metadata.
+    recorded = yaml.safe_load((out / "config.yaml").read_text())["preprocess"]["outputs"]
+    ja = recorded[str(out.relative_to(workdir) / "tok/train.en-ja.ja")]
+    assert ja["tool"].startswith("ginza (ja-ginza ") and ja["lines"] == 3
+    assert json.loads((out / "provenance.json").read_text())["step"] == "text record"
     rerun = snakemake(workdir, *args)
     assert rerun.returncode == 0
     assert "Nothing to be done" in rerun.stdout + rerun.stderr

@@ -67,7 +67,8 @@ def read_bitext(path: Path, max_length: int) -> Bitext:
 
 
 def join_lines(left: list[str], right: list[str], source: Path, target: Path) -> list[str]:
-    """``src ||| tgt`` lines from the lines of two files (mismatched counts are an error)."""
+    """``src ||| tgt`` lines from two token files (runs of spaces become one; mismatched
+    line counts are an error)."""
     if len(left) != len(right):
         raise AlignmentFormatError(
             f"{source} has {len(left)} lines but {target} has {len(right)}: the files must be "
@@ -79,4 +80,7 @@ def join_lines(left: list[str], right: list[str], source: Path, target: Path) ->
                 raise AlignmentFormatError(
                     f"{name}:{number}: contains '|||', fast_align's separator; escape it first"
                 )
-    return [f"{a.strip()}{SEPARATOR}{b.strip()}" for a, b in zip(left, right, strict=True)]
+    return [
+        f"{' '.join(a.split())}{SEPARATOR}{' '.join(b.split())}"
+        for a, b in zip(left, right, strict=True)
+    ]

@@ -15,7 +15,7 @@ from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
 
-from mlrep.align import backends, bitext, cipher, symmetrize, tokenize
+from mlrep.align import backends, bitext, cipher, runs, symmetrize
 from mlrep.align.pharaoh import format_links, read_alignments, read_gold, read_lines
 from mlrep.align.score import score
 from mlrep.align.subword import (
@@ -26,6 +26,7 @@ from mlrep.align.subword import (
 )
 from mlrep.cliutil import UsageError, positive_int
 from mlrep.io import atomic_write_text
+from mlrep.provenance import record
 
 
 def _boolean(text: str) -> bool:
@@ -123,10 +124,10 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _bitext(args: argparse.Namespace) -> int:
-    """Tokenize two line-aligned files and write fast_align input, split into shards."""
-    source = tokenize.lines(read_lines(args.source), args.source_lang, args.tokenize)
-    target = tokenize.lines(read_lines(args.target), args.target_lang, args.tokenize)
-    joined = bitext.join_lines(source, target, args.source, args.target)
+    """Join two line-aligned tokenized files into fast_align input, split into shards."""
+    joined = bitext.join_lines(
+        read_lines(args.source), read_lines(args.target), args.source, args.target
+    )
     outs = args.out
     per_shard = -(-len(joined) // len(outs)) if joined else 0
     for k, out in enumerate(outs):
@@ -135,10 +136,19 @@ def _bitext(args: argparse.Namespace) -> int:
 
 
 def _gather(args: argparse.Namespace) -> int:
+    config = None
+    if args.record:
+        missing = [f"--{k}" for k in ("method", "stats", "tokens", "scale") if not getattr(args, k)]
+        if missing:
+            raise UsageError(f"--record needs {', '.join(missing)}")
+        config = runs.run_config(args.scale, args.method, args.stats, args.tokens, len(args.inputs))
     lines: list[str] = []
     for path in args.inputs:
         lines.extend(read_lines(path))
     _emit(lines, args.out)
+    if config is not None:
+        runs.write_stats(args.out.parent, args.stats, lines)
+        record(args.out.parent, "align gather", config)
     return 0
 
 
@@ -220,18 +230,24 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     sc.add_argument("--json", action="store_true")
     sc.set_defaults(subcommand=_score)
 
-    bt = sub.add_parser("bitext", help="tokenize two line-aligned files into fast_align input")
-    bt.add_argument("--source", type=Path, required=True)
-    bt.add_argument("--target", type=Path, required=True)
-    bt.add_argument("--source-lang", required=True)
-    bt.add_argument("--target-lang", required=True)
-    bt.add_argument("--tokenize", choices=tokenize.METHODS, default="moses")
+    bt = sub.add_parser("bitext", help="join two tokenized line-aligned files (fast_align input)")
+    bt.add_argument("--source", type=Path, required=True, help="tokens, space-separated")
+    bt.add_argument("--target", type=Path, required=True, help="tokens, space-separated")
     bt.add_argument("--out", type=Path, nargs="+", required=True, help="one file per shard")
     bt.set_defaults(subcommand=_bitext)
 
     ga = sub.add_parser("gather", help="concatenate shard outputs in order")
     ga.add_argument("inputs", type=Path, nargs="+")
     ga.add_argument("--out", type=Path, required=True)
+    ga.add_argument(
+        "--record",
+        action="store_true",
+        help="also write stats.json, config.yaml, provenance.json beside --out",
+    )
+    ga.add_argument("--method", choices=symmetrize.METHODS, help="symmetrization (recorded)")
+    ga.add_argument("--stats", type=Path, nargs="+", help="the directions' --stats files")
+    ga.add_argument("--tokens", type=Path, nargs=2, help="source and target token files")
+    ga.add_argument("--scale", help="scale (recorded)")
     ga.set_defaults(subcommand=_gather)
 
     ci = sub.add_parser("cipher", help="synthetic parallel corpus with gold alignments")

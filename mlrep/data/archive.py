@@ -14,6 +14,7 @@ import lzma
 import shutil
 import tarfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from mlrep.errors import MlrepError
@@ -21,6 +22,7 @@ from mlrep.io import atomic_directory
 
 _COMPRESSED = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 _TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+Select = Callable[[str], bool] | None  # which members to extract (None: all)
 
 
 class ArchiveError(MlrepError):
@@ -34,6 +36,11 @@ def _safe_name(archive: Path, name: str) -> PurePosixPath:
     if ".." in path.parts:
         raise ArchiveError(f"{archive}: member {name!r} contains '..'; refusing to extract")
     return path
+
+
+def is_archive(name: str) -> bool:
+    """Whether `name` is a tar or zip archive (a single compressed file is not)."""
+    return name.lower().endswith((*_TAR_SUFFIXES, ".zip"))
 
 
 def _check_tar_member(archive: Path, member: tarfile.TarInfo) -> None:
@@ -56,24 +63,23 @@ def _check_tar_member(archive: Path, member: tarfile.TarInfo) -> None:
         raise ArchiveError(f"{archive}: member {member.name!r} is a device or fifo; refusing")
 
 
-def _extract_tar(archive: Path, staging: Path) -> None:
+def _extract_tar(archive: Path, staging: Path, select: Select) -> None:
     with tarfile.open(archive) as tar:
         members = tar.getmembers()
         for member in members:
             _check_tar_member(archive, member)
-        tar.extractall(staging, members=members, filter="data")
+        chosen = [m for m in members if select is None or m.isdir() or select(m.name)]
+        tar.extractall(staging, members=chosen, filter="data")
 
 
-def _extract_zip(archive: Path, staging: Path) -> None:
+def _extract_zip(archive: Path, staging: Path, select: Select) -> None:
     with zipfile.ZipFile(archive) as zf:
         for info in zf.infolist():
             _safe_name(archive, info.filename)
             if (info.external_attr >> 16) & 0o170000 == 0o120000:
                 raise ArchiveError(f"{archive}: member {info.filename!r} is a symlink; refusing")
-        bad = zf.testzip()
-        if bad is not None:
-            raise ArchiveError(f"{archive}: member {bad!r} fails its CRC check")
-        zf.extractall(staging)
+        chosen = [i for i in zf.infolist() if select is None or select(i.filename)]
+        zf.extractall(staging, members=chosen)  # a CRC mismatch raises BadZipFile
 
 
 def _decompress(archive: Path, staging: Path, opener) -> None:
@@ -81,17 +87,22 @@ def _decompress(archive: Path, staging: Path, opener) -> None:
         shutil.copyfileobj(source, out, 1 << 20)
 
 
-def extract(archive: Path, target: Path) -> Path:
-    """Extract `archive` into `target` (replaced atomically) and return `target`."""
+def extract(archive: Path, target: Path, select: Select = None) -> Path:
+    """Extract `archive` into `target` (replaced atomically) and return `target`.
+
+    `select` (member name -> bool) limits extraction to the members a reader needs, so one
+    language of a multi-gigabyte release costs only its own bytes on disk; every member is
+    still checked for safety.
+    """
     if not archive.is_file():
         raise ArchiveError(f"{archive}: no such file")
     name = archive.name.lower()
     try:
         with atomic_directory(target) as staging:
             if name.endswith(_TAR_SUFFIXES):
-                _extract_tar(archive, staging)
+                _extract_tar(archive, staging, select)
             elif name.endswith(".zip"):
-                _extract_zip(archive, staging)
+                _extract_zip(archive, staging, select)
             elif archive.suffix.lower() in _COMPRESSED:
                 _decompress(archive, staging, _COMPRESSED[archive.suffix.lower()])
             else:

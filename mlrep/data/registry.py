@@ -41,6 +41,7 @@ class FileSpec:
     size: int | None = None
     sha256: str | None = None
     md5: str | None = None
+    columns: int | None = None  # fields per line where a reader checks them (ASPEC)
 
     @property
     def pinned(self) -> bool:
@@ -63,6 +64,7 @@ class Dataset:
     reader: str | None = None
     manual: str | None = None
     notes: str | None = None
+    members: str | None = None  # glob of the archive members the reader uses
 
     @property
     def importer(self) -> str:

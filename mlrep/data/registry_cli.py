@@ -13,7 +13,7 @@ from mlrep.data import archive, download, readers, registry
 from mlrep.data.validate import Filters
 
 _POLICY_KEYS = ("retries", "timeout", "backoff")
-_FILTER_KEYS = ("drop_empty", "max_chars", "drop_duplicates", "langid_sample")
+_FILTER_KEYS = ("drop_empty", "max_chars", "drop_duplicates", "langid_sample", "max_lines")
 
 
 def _boolean(text: str) -> bool:
@@ -34,6 +34,7 @@ def fetch_values(config: dict[str, Any], key: str) -> dict[str, Any]:
     values = {k: download_section[k] for k in _POLICY_KEYS}
     values["languages"] = section.get("languages", "all")
     values["mirror"] = download_section["mirrors"].get(key, "")
+    values["lock"] = download_section.get("lock", "")
     return values
 
 
@@ -60,8 +61,13 @@ def _languages(args: argparse.Namespace, section: dict[str, Any]) -> list[str] |
     return None if not value or value == ["all"] else list(value)
 
 
+def _lock(args: argparse.Namespace) -> registry.Lock:
+    """The lock file named by --lock ('' or absent: the package's registry-lock.yaml)."""
+    return registry.Lock(Path(args.lock) if args.lock else registry.DEFAULT_LOCK)
+
+
 def _list(args: argparse.Namespace) -> int:
-    lock = registry.Lock(args.lock)
+    lock = _lock(args)
     rows = []
     for dataset in registry.load().values():
         if args.chapter and args.chapter not in dataset.chapters:
@@ -104,7 +110,7 @@ def _fetch(args: argparse.Namespace) -> int:
         args.dest,
         languages=_languages(args, {} if args.languages else _dataset_section(args, args.key)),
         mirror=mirror,
-        lock=registry.Lock(args.lock),
+        lock=_lock(args),
         policy=policy,
     )
     print(json.dumps({"key": args.key, "dest": str(args.dest), "files": len(files)}))
@@ -128,9 +134,16 @@ def _normalize(args: argparse.Namespace) -> int:
     recorded = {**asdict(filters), "languages": languages or "all"}
     config = {"scale": scale, "data": {"datasets": {args.key: recorded}}}
     metadata = readers.normalize(dataset, args.raw, args.out, languages, filters, config)
-    summary = {name: info["lines"] for name, info in metadata["pairs"].items()}
+    summary = {name: _kept(info) for name, info in metadata["pairs"].items()}
     print(json.dumps({"key": args.key, "out": str(args.out), "pairs": summary}))
     return 0
+
+
+def _kept(info: dict[str, Any]) -> int | dict[str, int]:
+    """Lines kept in a set, per side where the sides are not aligned (comparable, labelled)."""
+    if "sides" in info:
+        return {side: counts["lines"] for side, counts in info["sides"].items()}
+    return info["lines"]
 
 
 def _extract(args: argparse.Namespace) -> int:
@@ -144,9 +157,8 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     lock = argparse.ArgumentParser(add_help=False)
     lock.add_argument(
         "--lock",
-        type=Path,
-        default=registry.DEFAULT_LOCK,
-        help="trust-on-first-use lock file (default: the package's registry-lock.yaml)",
+        default="",
+        help="trust-on-first-use lock file ('' or absent: the package's registry-lock.yaml)",
     )
 
     listing = sub.add_parser("list", parents=[lock], help="every dataset, licence, checksum status")
@@ -179,6 +191,9 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     normalize.add_argument("--drop-duplicates", type=_boolean, help="drop repeated pairs")
     normalize.add_argument(
         "--langid-sample", type=int, help="lines per file for a language-ID check (0: off)"
+    )
+    normalize.add_argument(
+        "--max-lines", type=int, help="read at most this many lines per set (0: all)"
     )
     normalize.set_defaults(func=_normalize)
 

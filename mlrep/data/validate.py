@@ -18,7 +18,7 @@ grows with the number of distinct pairs, never with the text.
 from __future__ import annotations
 
 import hashlib
-import unicodedata
+import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
@@ -30,8 +30,10 @@ from typing import Any
 from mlrep.errors import MlrepError
 from mlrep.io import decode_line
 
-# Unicode line and paragraph separators split a line in some tools and not in others.
-_BREAKING = {"\u2028", "\u2029", "\x85"}
+# Control characters (Unicode category Cc is exactly U+0000-001F and U+007F-009F) except TAB,
+# and the line and paragraph separators that split a line in some tools and not in others.
+# One compiled class: a per-character Python loop made validation the slowest step on CC-100.
+_BAD = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 class StructuralError(MlrepError):
@@ -46,13 +48,12 @@ class Filters:
     max_chars: int = 0  # 0: no limit
     drop_duplicates: bool = False
     langid_sample: int = 0  # lines per file for the language-ID check; 0: off
+    max_lines: int = 0  # read at most this many lines per set (0: all), so tiny runs stay small
 
 
 def _bad_character(line: str) -> str | None:
-    for char in line:
-        if char in _BREAKING or (unicodedata.category(char) == "Cc" and char != "\t"):
-            return f"U+{ord(char):04X}"
-    return None
+    found = _BAD.search(line)
+    return f"U+{ord(found.group()):04X}" if found else None
 
 
 def _lines(path: Path, handle) -> Iterator[str]:

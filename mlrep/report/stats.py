@@ -14,9 +14,12 @@ import numpy as np
 from sacrebleu.metrics import BLEU
 
 
-def sentence_stats(hypotheses: Sequence[str], references: Sequence[str]) -> list[list[float]]:
-    """Per-sentence ``[hyp_len, ref_len, c1..c4, t1..t4]`` with sacrebleu's default tokenizer."""
-    bleu = BLEU()
+def sentence_stats(
+    hypotheses: Sequence[str], references: Sequence[str], tokenize: str | None = None
+) -> list[list[float]]:
+    """Per-sentence ``[hyp_len, ref_len, c1..c4, t1..t4]``; `tokenize` is sacrebleu's
+    tokenizer name (None: its default, 13a), e.g. ``zh`` for Chinese targets."""
+    bleu = BLEU(tokenize=tokenize)
     # sacrebleu's own extractor: the exact statistics its corpus_score sums
     return [
         list(map(float, row)) for row in bleu._extract_corpus_statistics(hypotheses, [references])

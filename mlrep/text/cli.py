@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from mlrep.cliutil import UsageError, effective, positive_int
+from mlrep.cliutil import UsageError, effective, positive_int, resolved_params
 from mlrep.io import atomic_directory
 from mlrep.provenance import record
-from mlrep.text import english, enju, knp, lines, moses, segment, subwords
+from mlrep.text import english, enju, knp, lines, moses, plan, segment, subwords
 from mlrep.text.tree import from_json, head_final_order
 
 _TOKENIZE_KEYS = ("backend", "normalize", "escape")
-_SUBWORD_KEYS = ("method", "model_type", "vocab_size", "character_coverage", "merges")
 
 
 def boolean(text: str) -> bool:
@@ -42,13 +42,22 @@ def coverage(text: str) -> float:
     return value
 
 
-def _shard_lines(args: argparse.Namespace) -> list[str]:
+def non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
+
+
+def _shard_lines(args: argparse.Namespace, max_lines: int) -> tuple[list[str], int]:
+    """The lines of this shard of the first `max_lines` input lines, and the input's length."""
     if (args.shard is None) != (args.shards is None):
         raise UsageError("--shard and --shards go together")
     text = lines.read_lines(args.input)
+    kept = lines.head(text, max_lines)
     if args.shards is None:
-        return text
-    return [text[i] for i in lines.shard_range(len(text), args.shard, args.shards)]
+        return kept, len(text)
+    return [kept[i] for i in lines.shard_range(len(kept), args.shard, args.shards)], len(text)
 
 
 def _run(
@@ -57,14 +66,32 @@ def _run(
     extra: dict[str, Any],
     passthrough: Callable[[str], str] = str,
     failed: Callable[[str], bool] | None = None,
-) -> lines.Counts:
-    """Apply `transform` to the (shard of the) input within ``preprocess.max_chars``."""
-    scale, opts = effective(args, "preprocess", ("max_chars",))
-    source = _shard_lines(args)
+    capped: bool = False,
+) -> tuple[lines.Counts, list[str]]:
+    """Apply `transform` to the (shard of the) input within ``preprocess.max_chars``; returns
+    the counts and the lines it was given. Steps that read the corpus are `capped` to its
+    first ``preprocess.max_lines`` lines; later steps keep every line they are given."""
+    scale, opts = effective(
+        args, "preprocess", ("max_chars", "max_lines") if capped else ("max_chars",)
+    )
+    max_lines = int(opts["max_lines"]) if capped else 0
+    source, total = _shard_lines(args, max_lines)
+    if max_lines and total > max_lines:
+        print(
+            f"{args.input}: kept the first {max_lines} of {total} lines "
+            "(preprocess.max_lines; --max-lines 0 keeps all)",
+            file=sys.stderr,
+        )
     out, counts = lines.process(source, transform, int(opts["max_chars"]), passthrough, failed)
-    counts.extra = {"scale": scale, "input": str(args.input), **extra}
+    counts.extra = {
+        "scale": scale,
+        "input": str(args.input),
+        "input_lines": total,
+        "max_lines": max_lines,
+        **extra,
+    }
     _write(args.output, out, counts)
-    return counts
+    return counts, source
 
 
 def _write(path: Path, out: list[str], counts: lines.Counts) -> None:
@@ -80,7 +107,7 @@ def _tokenize(args: argparse.Namespace) -> int:
         return moses.tokenize(batch, args.lang, opts["backend"], opts["normalize"], opts["escape"])
 
     extra = {"tool": moses.backend_version(opts["backend"]), "lang": args.lang, **opts}
-    _run(args, transform, extra)
+    _run(args, transform, extra, capped=True)
     return 0
 
 
@@ -107,9 +134,8 @@ def _segment(args: argparse.Namespace) -> int:
         return [" ".join(s.words) for s in done]
 
     extra = {"tool": segment.tool_version(args.lang), "lang": args.lang}
-    counts = _run(args, transform, extra)
+    counts, source = _run(args, transform, extra, capped=True)
     if args.bunsetsu:
-        source = _shard_lines(args)
         _write(args.bunsetsu, [spans.get(line, "") for line in source], counts)
     return 0
 
@@ -135,7 +161,7 @@ def _parse(args: argparse.Namespace) -> int:
         return json.loads(line)["tree"] is None
 
     extra = {"tool": english.tool_version(), "pretokenized": args.pretokenized}
-    _run(args, transform, extra, passthrough, failed)
+    _run(args, transform, extra, passthrough, failed, capped=True)
     return 0
 
 
@@ -189,8 +215,24 @@ def _gather(args: argparse.Namespace) -> int:
     return 0
 
 
+def _subword_options(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """(scale, options): explicit flags over the params file's `--setting`/`--model` values."""
+    explicit = {k: getattr(args, k) for k in plan.SUBWORD_KEYS if getattr(args, k) is not None}
+    if len(explicit) == len(plan.SUBWORD_KEYS) and args.scale is not None:
+        return args.scale, explicit
+    if args.setting is None or args.model is None:
+        raise UsageError(
+            "give every subword option (--method --model-type --vocab-size "
+            "--character-coverage --merges) and --scale, or --setting and --model to read "
+            "the rest from the params file"
+        )
+    resolved = resolved_params(args.params)
+    options = plan.subword_options(resolved["preprocess"], args.setting, args.model)
+    return args.scale or resolved["scale"], {**options, **explicit}
+
+
 def _train_subwords(args: argparse.Namespace) -> int:
-    scale, opts = effective(args, "preprocess.subwords", _SUBWORD_KEYS)
+    scale, opts = _subword_options(args)
     with atomic_directory(args.out) as staging:
         if opts["method"] == "sentencepiece":
             subwords.train_sentencepiece(
@@ -203,7 +245,8 @@ def _train_subwords(args: argparse.Namespace) -> int:
             )
         else:
             subwords.learn_bpe(args.input, staging / "bpe.codes", int(opts["merges"]))
-        record(staging, "text train-subwords", {"scale": scale, "preprocess": {"subwords": opts}})
+        named = {"setting": args.setting, "model": args.model, **opts}
+        record(staging, "text train-subwords", {"scale": scale, "preprocess": {"subwords": named}})
     return 0
 
 
@@ -219,6 +262,18 @@ def _encode_subwords(args: argparse.Namespace) -> int:
 
     tool = "sentencepiece" if spm_model.exists() else "subword-nmt"
     _run(args, transform, {"tool": tool, "model": str(args.model)})
+    return 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    """Provenance of a preprocessing folder: what ran for each output, read from its metadata
+    (the facts of the run, not the params file, which may have changed since)."""
+    outputs = {}
+    for path in args.outputs:
+        counts = lines.read_counts(path)
+        outputs[str(path)] = {**counts.extra, "lines": counts.lines}
+    record(args.out, "text record", {"scale": args.scale, "preprocess": {"outputs": outputs}})
+    print(json.dumps({"out": str(args.out), "outputs": len(outputs)}))
     return 0
 
 
@@ -241,6 +296,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     tok.add_argument("--normalize", type=boolean)
     tok.add_argument("--escape", type=boolean)
     tok.add_argument("--max-chars", type=positive_int)
+    tok.add_argument("--max-lines", type=non_negative)
     tok.set_defaults(func=_tokenize)
 
     detok = sub.add_parser("detokenize", parents=[common], help="Moses detokenize")
@@ -255,6 +311,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     seg.add_argument("--lang", required=True, choices=sorted(segment.SEGMENTERS))
     seg.add_argument("--bunsetsu", type=Path, help="also write Japanese bunsetsu spans here")
     seg.add_argument("--max-chars", type=positive_int)
+    seg.add_argument("--max-lines", type=non_negative)
     seg.set_defaults(func=_segment)
 
     rknp = sub.add_parser("read-knp", help="words + bunsetsu spans from KNP output")
@@ -266,6 +323,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     _io(parse)
     parse.add_argument("--pretokenized", action="store_true", help="input words are spaced")
     parse.add_argument("--max-chars", type=positive_int)
+    parse.add_argument("--max-lines", type=non_negative)
     parse.set_defaults(func=_parse)
 
     renju = sub.add_parser("read-enju", help="English trees from Enju XML output")
@@ -281,6 +339,12 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     gather.add_argument("parts", type=Path, nargs="+")
     gather.set_defaults(func=_gather)
 
+    rec = sub.add_parser("record", help="config.yaml + provenance.json of outputs' metadata")
+    rec.add_argument("--out", type=Path, required=True, help="folder to record in")
+    rec.add_argument("--scale", required=True)
+    rec.add_argument("outputs", type=Path, nargs="+", help="files with a .meta.json beside them")
+    rec.set_defaults(func=_record)
+
     train = sub.add_parser("train-subwords", parents=[common], help="joint subword model")
     train.add_argument("--input", type=Path, nargs="+", required=True)
     train.add_argument("--out", type=Path, required=True, help="model folder")
@@ -290,6 +354,8 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     train.add_argument("--character-coverage", type=coverage)
     train.add_argument("--merges", type=positive_int)
     train.add_argument("--threads", type=positive_int, default=1)
+    train.add_argument("--setting", help="preprocess.subwords.settings name (recorded)")
+    train.add_argument("--model", help="the setting's model: a pair, or all (recorded)")
     train.set_defaults(func=_train_subwords)
 
     enc = sub.add_parser("encode-subwords", parents=[common], help="apply a subword model")

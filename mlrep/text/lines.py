@@ -51,6 +51,15 @@ def read_lines(path: Path) -> list[str]:
     return read_text_lines(path, TextInputError)
 
 
+def head(lines: list[str], max_lines: int) -> list[str]:
+    """The first `max_lines` lines (all when 0): the small scales' cap on text per file.
+
+    The first lines are a fair sample because corpus files are ordered by a hash of the
+    segment (mlrep.data.tiny_corpus); both sides of a pair keep the same lines.
+    """
+    return lines[:max_lines] if max_lines else lines
+
+
 def shard_range(total: int, shard: int, shards: int) -> range:
     """Line indices of shard `shard` (0-based) of `shards` contiguous, near-equal blocks."""
     if not 0 <= shard < shards:

@@ -1,7 +1,10 @@
-"""Word alignment: tokenize a pair, align each shard in both directions, symmetrize, gather.
+"""Word alignment: join a pair's tokens, align each shard in both directions, symmetrize, gather.
 
-Keyed by dataset and language pair; each shard trains its own model (fast_align and eflomal
-have no shared-model mode), so shards trade alignment quality for parallel jobs.
+Keyed by dataset and language pair. The tokens are the preprocessing rules' `tok` outputs
+(Moses, GiNZA words for ja, jieba for zh: one tokenization for alignment, subwords and
+chapters). Each shard trains its own model (fast_align and eflomal have no shared-model
+mode), so shards trade alignment quality for parallel jobs. Each aligner + symmetrization is
+a run folder with its links, counts and provenance.
 """
 
 from mlrep.align.backends import BACKENDS
@@ -9,10 +12,11 @@ from mlrep.align.symmetrize import METHODS
 
 ALIGN = CFG["align"]
 ALIGN_SHARDS = range(ALIGN["shards"])
-ALIGN_NAME = (
-    f"{ALIGN['aligner']['backend']}.{ALIGN['symmetrize']}.txt"  # what chapters read
-)
 ALIGN_DIR = str(PATHS.alignments("{align_dataset}", "{pair}"))
+ALIGN_RUN = str(
+    PATHS.alignment_run("{align_dataset}", "{pair}", "{backend}", "{method}")
+)
+
 # Per rule, not global: other rule files use wildcards of the same names.
 ALIGN_WILDCARDS = {
     "align_dataset": r"[a-z0-9_]+",
@@ -29,9 +33,10 @@ localrules:
 
 
 rule align_bitext:
-    """Tokenize both sides of the pair's split into fast_align input, one file per shard."""
+    """Join the tokenized sides of the pair's split into fast_align input, one file per shard."""
     input:
-        corpus=str(PATHS.dataset("{align_dataset}")),
+        source=lambda w: PATHS.pair_tokens(w.align_dataset, ALIGN["split"], w.pair)[0],
+        target=lambda w: PATHS.pair_tokens(w.align_dataset, ALIGN["split"], w.pair)[1],
     output:
         [f"{ALIGN_DIR}/bitext.{k}.txt" for k in ALIGN_SHARDS],
     log:
@@ -44,13 +49,10 @@ rule align_bitext:
     resources:
         **job_resources("cpu_light"),
     params:
-        prefix=lambda wildcards, input: f"{input.corpus}/{ALIGN['split']}.{wildcards.pair}",
-        langs=lambda wildcards: wildcards.pair.split("-"),
-        flags=flags_from({"tokenize": ALIGN["tokenize"]}),
+        code=code_version("align/cli", "align/bitext"),
     shell:
-        "mlrep align bitext --source {params.prefix}.{params.langs[0]} "
-        "--target {params.prefix}.{params.langs[1]} --source-lang {params.langs[0]} "
-        "--target-lang {params.langs[1]} {params.flags} --out {output} > {log} 2>&1"
+        "mlrep align bitext --source {input.source} --target {input.target} --out {output} "
+        "> {log} 2>&1"
 
 
 rule align_direction:
@@ -70,6 +72,7 @@ rule align_direction:
     resources:
         **job_resources("default"),
     params:
+        code=code_version("align/cli", "align/bitext", "align/backends"),
         direction=lambda wildcards: "-r" if wildcards.direction == "rev" else "",
         flags=lambda wildcards: flags_from(
             {**ALIGN["aligner"], "backend": wildcards.backend}
@@ -95,17 +98,28 @@ rule align_symmetrize:
     threads: job_threads("cpu_light")
     resources:
         **job_resources("cpu_light"),
+    params:
+        code=code_version("align/cli", "align/pharaoh", "align/symmetrize"),
     shell:
         "mlrep align symmetrize --method {wildcards.method} {input.forward} {input.backward} "
         "--out {output} > {log} 2>&1"
 
 
 rule align_gather:
-    """The pair's symmetrized alignments, shards concatenated in input order."""
+    """One run: the symmetrized shards in input order, their counts and provenance."""
     input:
-        [f"{ALIGN_DIR}/{{backend}}.{{method}}.{k}.txt" for k in ALIGN_SHARDS],
+        links=[f"{ALIGN_DIR}/{{backend}}.{{method}}.{k}.txt" for k in ALIGN_SHARDS],
+        stats=[
+            f"{ALIGN_DIR}/{{backend}}.{direction}.{k}.json"
+            for direction in ("fwd", "rev")
+            for k in ALIGN_SHARDS
+        ],
+        tokens=lambda w: PATHS.pair_tokens(w.align_dataset, ALIGN["split"], w.pair),
     output:
-        f"{ALIGN_DIR}/{{backend}}.{{method}}.txt",
+        links=f"{ALIGN_RUN}/links.txt",
+        stats=f"{ALIGN_RUN}/stats.json",
+        config=f"{ALIGN_RUN}/config.yaml",
+        provenance=f"{ALIGN_RUN}/provenance.json",
     log:
         log_path("align", "{align_dataset}", "{pair}", "{backend}.{method}"),
     wildcard_constraints:
@@ -115,14 +129,27 @@ rule align_gather:
     threads: job_threads("cpu_light")
     resources:
         **job_resources("cpu_light"),
+    params:
+        code=code_version("align/cli", "align/runs"),
+        scale=CFG["scale"],
     shell:
-        "mlrep align gather {input} --out {output} > {log} 2>&1"
+        "mlrep align gather {input.links} --out {output.links} --record "
+        "--method {wildcards.method} --stats {input.stats} --tokens {input.tokens} "
+        "--scale {params.scale} > {log} 2>&1"
 
 
 rule alignments:
-    """Target: the symmetrized alignments of every pair in params.yaml `align.pairs`."""
+    """Target: the configured run of every pair in params.yaml `align.pairs`."""
     input:
         [
-            str(PATHS.alignments(ALIGN["dataset"], pair) / ALIGN_NAME)
+            str(
+                PATHS.alignment_run(
+                    ALIGN["dataset"],
+                    pair,
+                    ALIGN["aligner"]["backend"],
+                    ALIGN["symmetrize"],
+                )
+                / "links.txt"
+            )
             for pair in ALIGN["pairs"]
         ],

@@ -39,3 +39,19 @@ def all_targets():
         targets.extend(CHAPTER_TARGETS.get(chapter, []))
     targets.append(str(PATHS.report.index))
     return targets
+
+
+def report_waits_for(wildcards):
+    """The runs the report is rendered after: those of the chapters this invocation builds.
+
+    `snakemake report` alone renders whatever results exist and runs nothing; `all` (or no
+    target) waits for every enabled chapter and a chapter target (`ch8_layernorm`) for its
+    own runs, so their report is rendered last. Inside a cluster job (`--target-jobs`) the
+    DAG is the report job alone and its inputs exist already.
+    """
+    settings = workflow.dag_settings
+    if settings.target_jobs:
+        return []
+    targets = settings.targets or {"all"}
+    chapters = CFG["chapters"] if "all" in targets else targets
+    return [t for c in chapters for t in CHAPTER_TARGETS.get(c, [])]

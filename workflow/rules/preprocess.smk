@@ -1,37 +1,46 @@
 """Preprocessing of a dataset's aligned files: tokenize or segment, parse, subwords.
 
 Files are keyed by dataset, split, pair and language ({split}.{pair}.{lang}, as in the
-corpus). Each tool runs on `preprocess.shards` contiguous shards in parallel jobs (scatter);
-`gather_text` joins them in order with their counts (*.meta.json). `snakemake preprocess`
-builds everything the section lists (mlrep/text/plan.py).
+corpus), so the same rules serve any dataset (the word alignment asks for its own). Each tool
+runs on `preprocess.shards` contiguous shards in parallel jobs (scatter) over the first
+`preprocess.max_lines` lines; with more than one shard, `gather_text` joins them in order with
+their counts (*.meta.json). Subword models are named settings (mlrep/text/plan.py). `snakemake preprocess`
+builds everything the section lists and records its provenance.
 """
 
 from mlrep.text import plan as preprocess_plan
 
 PRE = CFG["preprocess"]
-PRE_DATASET = PRE["dataset"]
-PRE_CORPUS = str(PATHS.dataset(PRE_DATASET))
 PRE_SHARDS = PRE["shards"]
 PRE_SEGMENTED = PRE["segment"]["languages"]
 PRE_FLAGS = flags_from({"max_chars": PRE["max_chars"]})
+PRE_CAP = flags_from({"max_lines": PRE["max_lines"]})  # steps that read the corpus
 PRE_NAME = "{split}.{pair}.{lang}"
+PRE_CORPUS = str(PATHS.dataset("{dataset}"))
+# One shard is the output itself: no gather job per file.
 PRE_SHARD = {
-    key: str(PATHS.preprocess_shard(PRE_DATASET, stage, name, "{shard}", PRE_SHARDS))
-    for key, stage, name in [
-        ("tok", "tok", PRE_NAME),
-        ("ja", "tok", "{split}.{pair}.ja"),
-        ("bunsetsu", "bunsetsu", "{split}.{pair}.ja"),
-        ("parse", "parse", "{split}.{pair}.en"),
-    ]
+    stage: str(
+        PATHS.preprocess_shard("{dataset}", stage, PRE_NAME, "{shard}", PRE_SHARDS)
+        if PRE_SHARDS > 1
+        else PATHS.preprocessed("{dataset}", stage) / PRE_NAME
+    )
+    for stage in ("tok", "bunsetsu", "parse")
 }
+PRE_SHARD_LOG = f"{PRE_NAME}.{{shard}}" if PRE_SHARDS > 1 else PRE_NAME
 PRE_OUT = {
-    stage: str(PATHS.preprocessed(PRE_DATASET, stage) / PRE_NAME)
-    for stage in ("tok", "sub")
+    stage: str(PATHS.preprocessed("{dataset}", stage) / PRE_NAME)
+    for stage in ("tok", "parse", "hf")
 }
-PRE_OUT["parse"] = str(PATHS.preprocessed(PRE_DATASET, "parse") / "{split}.{pair}.en")
-PRE_OUT["hf"] = str(PATHS.preprocessed(PRE_DATASET, "hf") / "{split}.{pair}.en")
-PRE_OUT["subwords"] = str(PATHS.preprocessed(PRE_DATASET, "subwords") / "{pair}")
-PRE_OUT["gather"] = str(PATHS.preprocessed(PRE_DATASET, "{stage}") / "{name}")
+PRE_OUT["gather"] = str(PATHS.preprocessed("{dataset}", "{stage}") / "{name}")
+PRE_OUT["subwords"] = str(PATHS.subword_model("{dataset}", "{setting}", "{model}"))
+PRE_OUT["sub"] = str(PATHS.subword_encoded("{dataset}", "{setting}", PRE_NAME))
+PRE_RECORD = PATHS.preprocessed_root(PRE["dataset"])
+# Per rule, not global: other rule files use {dataset} and {lang} for their own files.
+PRE_WILDCARDS = {
+    "dataset": r"[a-z0-9_]+",
+    "setting": r"[a-z][a-z0-9_]*",
+    "model": rf"{preprocess_plan.LANGUAGE}-{preprocess_plan.LANGUAGE}|{preprocess_plan.JOINT_MODEL}",
+}
 
 
 wildcard_constraints:
@@ -40,6 +49,10 @@ wildcard_constraints:
     shard=r"\d+",
     stage="tok|bunsetsu|parse",
     name=r"[^/]+",
+
+
+localrules:
+    preprocess,
 
 
 # Japanese goes to GiNZA only when segment.languages lists it; otherwise to Moses.
@@ -54,22 +67,25 @@ rule tokenize_shard:
         text=PRE_SHARD["tok"],
         meta=f"{PRE_SHARD['tok']}.meta.json",
     log:
-        log_path("preprocess", "tokenize", "{split}.{pair}.{lang}.{shard}"),
+        log_path("preprocess", "{dataset}", "tokenize", PRE_SHARD_LOG),
     wildcard_constraints:
-        lang="|".join(preprocess_plan.tokenized_languages(PRE) or ["-"]),
+        **PRE_WILDCARDS,
+        lang=preprocess_plan.moses_language_pattern(PRE),
     conda:
         MLREP_ENV
     threads: job_threads("default")
     resources:
         **job_resources("default"),
     params:
+        code=code_version("text/cli", "text/lines", "text/moses"),
         source=lambda w, input: f"{input.corpus}/{w.split}.{w.pair}.{w.lang}",
-        flags=f"{flags_from(PRE['tokenize'])} {PRE_FLAGS}",
+        flags=f"{flags_from(PRE['tokenize'])} {PRE_FLAGS} {PRE_CAP}",
+        shard=lambda w: w.get("shard", 0),
         shards=PRE_SHARDS,
         scale=CFG["scale"],
     shell:
         "mlrep text tokenize --lang {wildcards.lang} --input {params.source} "
-        "--output {output.text} --shard {wildcards.shard} --shards {params.shards} "
+        "--output {output.text} --shard {params.shard} --shards {params.shards} "
         "--scale {params.scale} {params.flags} > {log} 2>&1"
 
 
@@ -81,8 +97,9 @@ rule segment_shard:
         text=PRE_SHARD["tok"],
         meta=f"{PRE_SHARD['tok']}.meta.json",
     log:
-        log_path("preprocess", "segment", "{split}.{pair}.{lang}.{shard}"),
+        log_path("preprocess", "{dataset}", "segment", PRE_SHARD_LOG),
     wildcard_constraints:
+        **PRE_WILDCARDS,
         lang="|".join([lang for lang in PRE_SEGMENTED if lang != "ja"] or ["-"]),
     conda:
         MLREP_ENV
@@ -90,13 +107,15 @@ rule segment_shard:
     resources:
         **job_resources("default"),
     params:
+        code=code_version("text/cli", "text/lines", "text/segment"),
         source=lambda w, input: f"{input.corpus}/{w.split}.{w.pair}.{w.lang}",
-        flags=PRE_FLAGS,
+        flags=f"{PRE_FLAGS} {PRE_CAP}",
+        shard=lambda w: w.get("shard", 0),
         shards=PRE_SHARDS,
         scale=CFG["scale"],
     shell:
         "mlrep text segment --lang {wildcards.lang} --input {params.source} "
-        "--output {output.text} --shard {wildcards.shard} --shards {params.shards} "
+        "--output {output.text} --shard {params.shard} --shards {params.shards} "
         "--scale {params.scale} {params.flags} > {log} 2>&1"
 
 
@@ -105,25 +124,30 @@ rule segment_ja_shard:
     input:
         corpus=PRE_CORPUS,
     output:
-        text=PRE_SHARD["ja"],
-        meta=f"{PRE_SHARD['ja']}.meta.json",
+        text=PRE_SHARD["tok"],
+        meta=f"{PRE_SHARD['tok']}.meta.json",
         bunsetsu=PRE_SHARD["bunsetsu"],
         bunsetsu_meta=f"{PRE_SHARD['bunsetsu']}.meta.json",
     log:
-        log_path("preprocess", "segment", "{split}.{pair}.ja.{shard}"),
+        log_path("preprocess", "{dataset}", "segment", PRE_SHARD_LOG),
+    wildcard_constraints:
+        **PRE_WILDCARDS,
+        lang="ja",
     conda:
         MLREP_ENV
     threads: job_threads("default")
     resources:
         **job_resources("default"),
     params:
-        source=lambda w, input: f"{input.corpus}/{w.split}.{w.pair}.ja",
-        flags=PRE_FLAGS,
+        code=code_version("text/cli", "text/lines", "text/segment"),
+        source=lambda w, input: f"{input.corpus}/{w.split}.{w.pair}.{w.lang}",
+        flags=f"{PRE_FLAGS} {PRE_CAP}",
+        shard=lambda w: w.get("shard", 0),
         shards=PRE_SHARDS,
         scale=CFG["scale"],
     shell:
         "mlrep text segment --lang ja --input {params.source} --output {output.text} "
-        "--bunsetsu {output.bunsetsu} --shard {wildcards.shard} --shards {params.shards} "
+        "--bunsetsu {output.bunsetsu} --shard {params.shard} --shards {params.shards} "
         "--scale {params.scale} {params.flags} > {log} 2>&1"
 
 
@@ -135,42 +159,53 @@ rule parse_shard:
         text=PRE_SHARD["parse"],
         meta=f"{PRE_SHARD['parse']}.meta.json",
     log:
-        log_path("preprocess", "parse", "{split}.{pair}.en.{shard}"),
+        log_path("preprocess", "{dataset}", "parse", PRE_SHARD_LOG),
+    wildcard_constraints:
+        **PRE_WILDCARDS,
+        lang="en",
     conda:
         MLREP_ENV
     threads: job_threads("default")
     resources:
         **job_resources("default"),
     params:
-        source=lambda w, input: f"{input.corpus}/{w.split}.{w.pair}.en",
-        flags=PRE_FLAGS,
+        code=code_version("text/cli", "text/lines", "text/english", "text/tree"),
+        source=lambda w, input: f"{input.corpus}/{w.split}.{w.pair}.{w.lang}",
+        flags=f"{PRE_FLAGS} {PRE_CAP}",
+        shard=lambda w: w.get("shard", 0),
         shards=PRE_SHARDS,
         scale=CFG["scale"],
     shell:
         "mlrep text parse --input {params.source} --output {output.text} "
-        "--shard {wildcards.shard} --shards {params.shards} "
+        "--shard {params.shard} --shards {params.shards} "
         "--scale {params.scale} {params.flags} > {log} 2>&1"
 
 
-rule gather_text:
-    """Join the shards of one preprocessing output in order, summing their counts."""
-    input:
-        lambda w: [
-            str(PATHS.preprocess_shard(PRE_DATASET, w.stage, w.name, i, PRE_SHARDS))
-            for i in range(PRE_SHARDS)
-        ],
-    output:
-        text=PRE_OUT["gather"],
-        meta=f"{PRE_OUT['gather']}.meta.json",
-    log:
-        log_path("preprocess", "gather", "{stage}", "{name}"),
-    conda:
-        MLREP_ENV
-    threads: job_threads("cpu_light")
-    resources:
-        **job_resources("cpu_light"),
-    shell:
-        "mlrep text gather --output {output.text} {input} > {log} 2>&1"
+if PRE_SHARDS > 1:
+
+    rule gather_text:
+        """Join the shards of one preprocessing output in order, summing their counts."""
+        input:
+            lambda w: [
+                str(PATHS.preprocess_shard(w.dataset, w.stage, w.name, i, PRE_SHARDS))
+                for i in range(PRE_SHARDS)
+            ],
+        output:
+            text=PRE_OUT["gather"],
+            meta=f"{PRE_OUT['gather']}.meta.json",
+        log:
+            log_path("preprocess", "{dataset}", "gather", "{stage}", "{name}"),
+        wildcard_constraints:
+            **PRE_WILDCARDS,
+        conda:
+            MLREP_ENV
+        threads: job_threads("cpu_light")
+        resources:
+            **job_resources("cpu_light"),
+        params:
+            code=code_version("text/cli", "text/lines"),
+        shell:
+            "mlrep text gather --output {output.text} {input} > {log} 2>&1"
 
 
 rule head_final:
@@ -181,56 +216,83 @@ rule head_final:
         text=PRE_OUT["hf"],
         meta=f"{PRE_OUT['hf']}.meta.json",
     log:
-        log_path("preprocess", "head_final", "{split}.{pair}.en"),
+        log_path("preprocess", "{dataset}", "head_final", "{split}.{pair}.{lang}"),
+    wildcard_constraints:
+        **PRE_WILDCARDS,
+        lang="en",
     conda:
         MLREP_ENV
     threads: job_threads("cpu_light")
     resources:
         **job_resources("cpu_light"),
+    params:
+        code=code_version("text/cli", "text/lines", "text/tree"),
     shell:
         "mlrep text head-final --input {input} --output {output.text} > {log} 2>&1"
 
 
 rule train_subwords:
-    """One joint subword model per pair on the tokenized training text of both sides."""
+    """One subword model of a setting, on the tokenized training text of its pairs."""
     input:
         lambda w: [
-            PRE_OUT["tok"].format(split="train", pair=w.pair, lang=lang)
-            for lang in w.pair.split("-")
+            PRE_OUT["tok"].format(
+                dataset=w.dataset, split="train", pair=pair, lang=lang
+            )
+            for pair in preprocess_plan.subword_models(PRE, w.setting)[w.model]
+            for lang in pair.split("-")
         ],
     output:
         directory(PRE_OUT["subwords"]),
     log:
-        log_path("preprocess", "train_subwords", "{pair}"),
+        log_path("preprocess", "{dataset}", "train_subwords", "{setting}.{model}"),
+    wildcard_constraints:
+        **PRE_WILDCARDS,
     conda:
         MLREP_ENV
     threads: job_threads("default")
     resources:
         **job_resources("default"),
     params:
-        flags=flags_from(PRE["subwords"]),
+        code=code_version("text/cli", "text/plan", "text/subwords"),
+        flags=lambda w: flags_from(
+            preprocess_plan.subword_options(PRE, w.setting, w.model)
+        ),
         scale=CFG["scale"],
     shell:
         "mlrep text train-subwords --input {input} --out {output} --threads {threads} "
+        "--setting {wildcards.setting} --model {wildcards.model} "
         "--scale {params.scale} {params.flags} > {log} 2>&1"
 
 
 rule encode_subwords:
-    """A tokenized file in its pair's subword model."""
+    """A tokenized file in its model of one subword setting."""
     input:
         text=PRE_OUT["tok"],
-        model=PRE_OUT["subwords"],
+        model=lambda w: PRE_OUT["subwords"].format(
+            dataset=w.dataset,
+            setting=w.setting,
+            model=preprocess_plan.subword_model_of(PRE, w.setting, w.pair),
+        ),
     output:
         text=PRE_OUT["sub"],
         meta=f"{PRE_OUT['sub']}.meta.json",
     log:
-        log_path("preprocess", "encode_subwords", "{split}.{pair}.{lang}"),
+        log_path(
+            "preprocess",
+            "{dataset}",
+            "encode_subwords",
+            "{setting}.{split}.{pair}.{lang}",
+        ),
+    wildcard_constraints:
+        **PRE_WILDCARDS,
+        lang=preprocess_plan.LANGUAGE,
     conda:
         MLREP_ENV
     threads: job_threads("cpu_light")
     resources:
         **job_resources("cpu_light"),
     params:
+        code=code_version("text/cli", "text/lines", "text/subwords"),
         flags=PRE_FLAGS,
         scale=CFG["scale"],
     shell:
@@ -239,6 +301,19 @@ rule encode_subwords:
 
 
 rule preprocess:
-    """Everything `preprocess` in params.yaml asks for."""
+    """Everything `preprocess` in params.yaml asks for, and the provenance of what ran."""
     input:
         preprocess_plan.targets(PRE, PATHS),
+    output:
+        config=PRE_RECORD / "config.yaml",
+        provenance=PRE_RECORD / "provenance.json",
+    log:
+        log_path("preprocess", PRE["dataset"], "record"),
+    conda:
+        MLREP_ENV
+    params:
+        code=code_version("text/cli", "text/lines"),
+        out=lambda w, output: Path(output.config).parent,
+        scale=CFG["scale"],
+    shell:
+        "mlrep text record --out {params.out} --scale {params.scale} {input} > {log} 2>&1"

@@ -15,10 +15,11 @@ REPORT_DEFINITIONS = sorted(
 rule report:
     """Rebuild reports/ (tables in md/tex/csv/html, figures, index.html) from existing results."""
     input:
-        # whatever metrics exist now, after the enabled chapters' targets (so `all` runs
-        # them first); a new metrics.json changes the input set, so the report reruns
-        results=lambda wildcards: existing_metrics(PATHS.results)
-        + [t for c in CFG["chapters"] for t in CHAPTER_TARGETS.get(c, [])],
+        # every metrics.json there is (a new one changes the input set, so the report
+        # reruns) and the runs of the chapters this invocation builds
+        results=lambda wildcards: sorted(
+            {*existing_metrics(PATHS.results), *report_waits_for(wildcards)}
+        ),
         reference=sorted(glob.glob(str(PATHS.reference / "*"))),
         definitions=REPORT_DEFINITIONS,
     output:

@@ -1,0 +1,1 @@
+"""Sentence-embedding models (EMS and its variants) trained for cross-lingual retrieval."""

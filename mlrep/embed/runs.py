@@ -1,0 +1,76 @@
+"""The runs of Chapter 2: named variants and grid points, resolved to one flat set of values.
+
+params.yaml ``ch2_ems`` keeps the shared settings in ``model``, ``objective`` and ``train`` and
+lists each variant under ``runs`` by the keys it changes (Table 2.14's ablations, the
+LaBSE-EMS-* baselines). The grid search of Table 2.2 varies one hyper-parameter at a time
+around those settings (``grid.values``: key → values) for ``grid.steps`` updates; its points
+are runs named ``grid/<key>-<value>``. Rules and the CLI both resolve a run here, so a run's
+flags are the same whichever way it is started.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mlrep.errors import MlrepError
+
+SECTION = "ch2_ems"
+MODEL_KEYS = (
+    "layers",
+    "heads",
+    "dim",
+    "ffn_dim",
+    "la_dim",
+    "cntrs_dim",
+    "dropout",
+    "attention_dropout",
+)
+OBJECTIVE_KEYS = (
+    "generative",
+    "contrastive",
+    "projection",
+    "language_embedding",
+    "share_embeddings",
+    "margin",
+    "temperature",
+)
+TRAIN_KEYS = ("steps", "batch_size", "lr", "warmup", "weight_decay", "checkpoint_every")
+PREPARE_KEYS = ("max_pairs", "heldout_pairs", "vocab_size", "lowercase", "max_tokens")
+EVALUATE_KEYS = ("encode_batch_size", "tatoeba_pairs")
+RUN_KEYS = (*MODEL_KEYS, *OBJECTIVE_KEYS, *TRAIN_KEYS)
+GRID_PREFIX = "grid/"
+
+
+class UnknownRunError(MlrepError):
+    """A run name that is neither in ``ch2_ems.runs`` nor a grid point."""
+
+
+def grid_points(section: Mapping[str, Any]) -> list[str]:
+    """``<key>-<value>`` for every value of every grid key (one-at-a-time sweep)."""
+    return [
+        f"{key}-{value}" for key, values in section["grid"]["values"].items() for value in values
+    ]
+
+
+def run_names(section: Mapping[str, Any]) -> list[str]:
+    return list(section["runs"])
+
+
+def run_values(section: Mapping[str, Any], run: str) -> dict[str, Any]:
+    """Every model, objective and training value of `run`, its overrides applied."""
+    values = {**section["model"], **section["objective"], **section["train"]}
+    if run.startswith(GRID_PREFIX):
+        point = run[len(GRID_PREFIX) :]
+        for key, options in section["grid"]["values"].items():
+            for option in options:
+                if point == f"{key}-{option}":
+                    return {**values, key: option, "steps": section["grid"]["steps"]}
+        raise UnknownRunError(
+            f"{run}: not a grid point of {SECTION}.grid; points: {', '.join(grid_points(section))}"
+        )
+    if run not in section["runs"]:
+        raise UnknownRunError(
+            f"{run}: no such run in {SECTION}.runs; runs: {', '.join(run_names(section))}"
+        )
+    return {**values, **(section["runs"][run] or {})}

@@ -1,0 +1,186 @@
+"""Train one EMS variant under the checkpoint contract (`mlrep.train.checkpoint`).
+
+The batch of update t is drawn from a permutation seeded by (seed, epoch of t), the learning
+rate is a function of t (linear warm-up, then constant: the thesis names no decay) and UGT's
+masks come from a generator seeded by (seed, t), so a run resumed from a checkpoint is
+bit-identical to one that never stopped. The loss curve goes to ``loss.tsv`` line by line (cut
+back to the checkpoint on resume) and the wall time of the updates gives seconds per 1k steps,
+the efficiency column of Table 2.14.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from mlrep.embed.data import PairArrays
+from mlrep.embed.model import EmsConfig, EmsModel, count_parameters
+from mlrep.io import atomic_file, atomic_write_text
+from mlrep.train.checkpoint import Checkpoints, train
+
+TERMS = ("loss", "xtr", "cntrs", "mlm")
+MODEL_FILE = "model.pt"
+SUMMARY_FILE = "train.json"
+CURVE_FILE = "loss.tsv"
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """params.yaml ``ch2_ems.train`` (plus a run's overrides)."""
+
+    steps: int
+    batch_size: int
+    lr: float
+    warmup: int
+    weight_decay: float
+    checkpoint_every: int
+    seed: int
+    threads: int = 1
+
+
+def device() -> str:
+    """The GPU where there is one (the full scale), else the CPU (bit-identical resume)."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def seed_everything(seed: int, threads: int) -> None:
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+    torch.set_num_threads(threads)
+    # CPU kernels are deterministic; on a GPU a few are not and would raise, so only warn
+    torch.use_deterministic_algorithms(True, warn_only=device() == "cuda")
+
+
+class Schedule:
+    """Rows of update t: epoch-wise permutations seeded by (seed, epoch), cached per epoch."""
+
+    def __init__(self, size: int, batch_size: int, seed: int) -> None:
+        self.size, self.batch_size, self.seed = size, min(batch_size, size), seed
+        self._epoch, self._order = -1, np.arange(0)
+
+    def rows(self, step: int) -> np.ndarray:
+        per_epoch = self.size // self.batch_size
+        epoch, index = divmod(step - 1, per_epoch)
+        if epoch != self._epoch:
+            self._epoch = epoch
+            self._order = np.random.default_rng([self.seed, epoch]).permutation(self.size)
+        return self._order[index * self.batch_size : (index + 1) * self.batch_size]
+
+
+def learning_rate(settings: TrainSettings, step: int) -> float:
+    if settings.warmup <= 0:
+        return settings.lr
+    return settings.lr * min(1.0, step / settings.warmup)
+
+
+def _step_generator(seed: int, step: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed * 1_000_003 + step)
+
+
+def _resume_curve(path: Path, last_step: int) -> None:
+    """Keep the curve's lines up to the checkpoint a resumed run starts from."""
+    if not path.exists():
+        path.write_text("\t".join(("step", *TERMS)) + "\n", encoding="utf-8")
+        return
+    lines = path.read_text(encoding="utf-8").splitlines()
+    kept = [lines[0], *(line for line in lines[1:] if int(line.split("\t")[0]) <= last_step)]
+    atomic_write_text(path, "\n".join(kept) + "\n")
+
+
+def validation_loss(model: EmsModel, data: PairArrays, batch_size: int, seed: int) -> float:
+    """Mean joint loss over the valid pairs in order, dropout off (Table 2.2's criterion)."""
+    model.eval()
+    losses, weights = [], []
+    with torch.no_grad():
+        for start in range(0, len(data), batch_size):
+            rows = np.arange(start, min(start + batch_size, len(data)))
+            batch = data.batch(rows, device())
+            terms = model.loss_terms(batch, _step_generator(seed, -start - 1))
+            losses.append(float(terms["loss"]))
+            weights.append(len(rows))
+    model.train()
+    return float(np.average(losses, weights=weights))
+
+
+def run(
+    config: EmsConfig,
+    settings: TrainSettings,
+    data: PairArrays,
+    valid: PairArrays | None,
+    out: Path,
+    log=print,
+) -> dict:
+    """Train (or resume) into `out`; write ``model.pt``, ``train.json`` and ``loss.tsv``."""
+    seed_everything(settings.seed, settings.threads)
+    model = EmsModel(config).to(device())
+    optimizer = torch.optim.Adam(
+        model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay
+    )
+    checkpoints = Checkpoints(out / "checkpoints", keep=2)
+    schedule = Schedule(len(data), settings.batch_size, settings.seed)
+    curve = out / CURVE_FILE
+    out.mkdir(parents=True, exist_ok=True)
+    _resume_curve(curve, max(checkpoints.steps(), default=0))
+    elapsed: list[float] = []
+
+    def update(step: int) -> float:
+        began = time.perf_counter()
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(settings, step)
+        optimizer.zero_grad()
+        batch = data.batch(schedule.rows(step), device())
+        terms = model.loss_terms(batch, _step_generator(settings.seed, step))
+        terms["loss"].backward()
+        optimizer.step()
+        elapsed.append(time.perf_counter() - began)
+        values = [terms[t].item() if t in terms else float("nan") for t in TERMS]
+        with open(curve, "a", encoding="utf-8") as handle:
+            handle.write("\t".join([str(step), *(f"{v:.6f}" for v in values)]) + "\n")
+        return values[0]
+
+    model.train()
+    train(
+        model=model,
+        optimizer=optimizer,
+        update=update,
+        total_updates=settings.steps,
+        checkpoint_every=settings.checkpoint_every,
+        checkpoints=checkpoints,
+        log=log,
+    )
+    with atomic_file(out / MODEL_FILE) as tmp:
+        state = {k: v.cpu() for k, v in model.state_dict().items()}
+        torch.save({"config": config.as_dict(), "state": state}, tmp)
+    rows = curve.read_text(encoding="utf-8").splitlines()[1:]
+    losses = [float(line.split("\t")[1]) for line in rows]
+    tail = losses[-max(1, len(losses) // 10) :]
+    summary = {
+        "steps": settings.steps,
+        "final_loss": statistics.fmean(tail),
+        "valid_loss": validation_loss(model, valid, settings.batch_size, settings.seed)
+        if valid is not None and len(valid)
+        else None,
+        # the updates this process ran (a resumed run times only its own)
+        "sec_per_1k_steps": 1000 * statistics.fmean(elapsed) if elapsed else None,
+        "parameters": {
+            "encoder": count_parameters(model.encoder),
+            "generative_head": count_parameters(model.generative),
+            "projection": count_parameters(model.projection),
+        },
+    }
+    atomic_write_text(out / SUMMARY_FILE, json.dumps(summary, indent=1) + "\n")
+    return summary
+
+
+def load_model(path: Path) -> EmsModel:
+    """A trained model from ``model.pt``, in inference mode."""
+    saved = torch.load(path, map_location="cpu", weights_only=True)
+    model = EmsModel(EmsConfig(**saved["config"]))
+    model.load_state_dict(saved["state"])
+    return model.eval()

@@ -1,0 +1,1 @@
+"""Evaluation shared by the chapters: retrieval, mining, classification, off-target, probes."""

@@ -1,0 +1,15 @@
+"""``mlrep eval …``: the evaluation suite's subcommands (each module adds its own parser here)."""
+
+from __future__ import annotations
+
+import argparse
+
+from mlrep.evaluate.analysis_cli import register_analyses
+from mlrep.evaluate.suite_cli import register_suite
+
+
+def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    evaluate = top.add_parser("eval", help="evaluation: retrieval, mining, off-target, probes")
+    sub = evaluate.add_subparsers(dest="eval_command", required=True)
+    register_analyses(sub)
+    register_suite(sub, common)

@@ -1,0 +1,1 @@
+"""Neural machine translation on fairseq: data with language tags, plugins, training, decoding."""

@@ -1,0 +1,265 @@
+"""``mlrep nmt …``: prepare, train, translate, score and analyse multilingual NMT experiments.
+
+Flags are the params.yaml keys of the chapter section named by ``--section`` (default
+``ch8_layernorm``): ``data``/``subwords`` for prepare, ``datasets.<name>`` + ``train`` for
+train, ``decode`` for translate and states. Rules pass every value; a flag left out is read
+from ``--params``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from mlrep.cliutil import effective, positive_int
+from mlrep.io import atomic_directory, atomic_write_text
+from mlrep.provenance import record
+from mlrep.report.metrics import METRICS_FILE
+
+_DATA_KEYS = ("max_train", "max_valid", "max_test")
+_SUBWORD_KEYS = ("model_type", "character_coverage")
+_DATASET_KEYS = ("arch", "dropout", "lr", "max_epoch")
+_TRAIN_KEYS = (
+    "max_update",
+    "max_tokens",
+    "warmup_updates",
+    "label_smoothing",
+    "save_interval_updates",
+    "fp16",
+)
+_DECODE_KEYS = ("beam", "max_len_a", "max_len_b", "batch_size")
+_STATES_KEYS = ("sentences",)
+
+
+def _values(args: argparse.Namespace, sub: str, keys: tuple[str, ...]) -> tuple[str, dict]:
+    return effective(args, f"{args.section}.{sub}", keys)
+
+
+def _prepare(args: argparse.Namespace) -> int:
+    from mlrep.nmt import data, prepare
+
+    scale, limits = _values(args, "data", _DATA_KEYS)
+    _, subwords = _values(args, "subwords", _SUBWORD_KEYS)
+    _, dataset = _values(args, f"datasets.{args.dataset}", ("languages", "vocab_size"))
+    with atomic_directory(args.out) as staging:
+        stats = data.cut(args.corpus, dataset["languages"], staging / "text", **limits)
+        stats["dataset"] = args.dataset
+        data.write_stats(staging / "text", stats)
+        prepare.prepare(
+            staging / "text",
+            staging,
+            vocab_size=dataset["vocab_size"],
+            threads=args.threads,
+            **subwords,
+        )
+        record(
+            staging,
+            "nmt prepare",
+            {
+                "scale": scale,
+                args.section: {"data": limits, "subwords": subwords, "dataset": dataset},
+            },
+        )
+        # Table 8.1's measured row, under the report's metrics contract (seed 0: no training)
+        table_row = {
+            "chapter": args.section,
+            "run": f"data/{args.dataset}",
+            "seed": 0,
+            "scale": scale,
+            "metrics": {
+                "n_zero": stats["n_zero"],
+                "s_train": stats["s_train"],
+                "n_languages": len(stats["languages"]),
+            },
+        }
+        atomic_write_text(staging / "seed0" / METRICS_FILE, json.dumps(table_row, indent=1) + "\n")
+    print(json.dumps(stats))
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from mlrep.nmt.systems import System
+    from mlrep.nmt.train import TrainSettings, train
+
+    system = System.parse(args.system)
+    scale, dataset = _values(args, f"datasets.{args.dataset}", _DATASET_KEYS)
+    _, common = _values(args, "train", _TRAIN_KEYS)
+    settings = TrainSettings(**dataset, **common, seed=args.seed, threads=args.threads)
+    summary = train(args.data / system.tag / "bin", args.out, system, settings)
+    record(args.out, "nmt train", {"scale": scale, args.section: {"train": summary["settings"]}})
+    print(json.dumps({k: summary[k] for k in ("system", "updates", "best_valid_loss")}))
+    return 0
+
+
+def _translator(args: argparse.Namespace):
+    from mlrep.nmt.decode import BeamSettings, Translator
+    from mlrep.nmt.prepare import SPM
+    from mlrep.nmt.systems import System
+    from mlrep.nmt.train import BEST
+
+    scale, decode = _values(args, "decode", _DECODE_KEYS)
+    tag_format = System.parse(args.system).tag
+    translator = Translator(
+        args.model / BEST, args.data / tag_format / "bin", args.data / SPM, tag_format
+    )
+    return scale, decode, translator, BeamSettings(**decode)
+
+
+def _translate(args: argparse.Namespace) -> int:
+    import torch
+
+    from mlrep.nmt.translate import translate
+
+    torch.set_num_threads(args.threads)
+    scale, decode, translator, beam = _translator(args)
+    with atomic_directory(args.out) as staging:
+        summary = translate(translator, args.data, staging, beam, pivot=args.pivot)
+        record(staging, "nmt translate", {"scale": scale, args.section: {"decode": decode}})
+    print(json.dumps({"lines": sum(summary["lines"].values()), "pivot": args.pivot}))
+    return 0
+
+
+def _states(args: argparse.Namespace) -> int:
+    import torch
+
+    from mlrep.nmt.states import write_all
+
+    torch.set_num_threads(args.threads)
+    scale, decode, translator, beam = _translator(args)
+    _, states = _values(args, "states", _STATES_KEYS)
+    with atomic_directory(args.out) as staging:
+        sizes = write_all(translator, args.data, args.hyp, staging, states["sentences"], beam)
+        record(
+            staging,
+            "nmt states",
+            {"scale": scale, args.section: {"decode": decode, "states": states}},
+        )
+    print(json.dumps(sizes))
+    return 0
+
+
+def _score(args: argparse.Namespace) -> int:
+    from mlrep.nmt.data import Direction, directions, read_stats
+    from mlrep.nmt.score import score
+
+    languages = read_stats(args.data / "text")["languages"]
+    wanted = [Direction.parse(p.stem) for p in sorted(args.hyp.glob("*.hyp"))]
+    order = {d: i for i, d in enumerate(directions(languages))}
+    result = score(args.hyp, args.data / "text", sorted(wanted, key=order.__getitem__))
+    atomic_write_text(args.out, json.dumps(result, indent=1) + "\n")
+    print(json.dumps({k: round(v, 2) for k, v in result["metrics"].items() if "_bleu" in k}))
+    return 0
+
+
+def _metrics(args: argparse.Namespace) -> int:
+    from mlrep.nmt import metrics
+    from mlrep.nmt.data import Direction
+
+    scores = json.loads(args.scores.read_text(encoding="utf-8"))
+    zero_shot = [
+        Direction.parse(name) for name, v in scores["directions"].items() if v["zero_shot"]
+    ]
+    extra: dict[str, float] = {}
+    if zero_shot:
+        extra["zst_off_target"], rates = metrics.off_target(
+            args.hyp,
+            zero_shot,
+            args.off_target_model,
+            Path(args.off_target_model_path) if args.off_target_model_path else None,
+        )
+        extra.update({f"off_target_{name}": rate for name, rate in rates.items()})
+    probes = {
+        name: path for name, path in (("sup", args.probe_sup), ("zst", args.probe_zst)) if path
+    }
+    extra.update(metrics.layer_metrics(probes, args.svcca))
+    scale, _ = effective(args, args.section, ())
+    doc = metrics.document(args.section, args.run, args.seed, scale, scores, extra)
+    atomic_write_text(args.out, json.dumps(doc, indent=1) + "\n")
+    record(
+        args.out.parent, "nmt metrics", {"scale": doc["scale"], "run": args.run, "seed": args.seed}
+    )
+    print(
+        json.dumps(
+            {k: round(v, 2) for k, v in doc["metrics"].items() if k.startswith(("zst", "sup"))}
+        )
+    )
+    return 0
+
+
+def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    nmt = top.add_parser("nmt", help="multilingual NMT on fairseq")
+    sub = nmt.add_subparsers(dest="nmt_command", required=True)
+    base = argparse.ArgumentParser(add_help=False, parents=[common])
+    base.add_argument("--section", default="ch8_layernorm", help="params.yaml section to read")
+    base.add_argument("--threads", type=positive_int, default=1, help="CPU threads")
+
+    prep = sub.add_parser("prepare", parents=[base], help="cut a dataset, subwords, binarise")
+    prep.add_argument("--corpus", type=Path, required=True, help="multi-way corpus folder")
+    prep.add_argument("--dataset", required=True, help="dataset name (params datasets.<name>)")
+    prep.add_argument("--out", type=Path, required=True)
+    for key in _DATA_KEYS:
+        prep.add_argument(f"--{key.replace('_', '-')}", type=positive_int)
+    prep.add_argument("--languages", nargs="+")
+    prep.add_argument("--model-type", choices=("unigram", "bpe"))
+    prep.add_argument("--vocab-size", type=positive_int)
+    prep.add_argument("--character-coverage", type=float)
+    prep.set_defaults(func=_prepare)
+
+    trn = sub.add_parser(
+        "train", parents=[base], help="train one system (resumes; exit 75 on preemption)"
+    )
+    trn.add_argument("--data", type=Path, required=True, help="prepared dataset folder")
+    trn.add_argument("--dataset", required=True)
+    trn.add_argument("--system", required=True, help="e.g. postnorm-t-enc-w")
+    trn.add_argument("--seed", type=int, required=True)
+    trn.add_argument("--out", type=Path, required=True, help="checkpoint folder")
+    trn.add_argument("--arch")
+    trn.add_argument("--dropout", type=float)
+    trn.add_argument("--lr", type=float)
+    trn.add_argument("--max-epoch", type=int)
+    trn.add_argument("--max-update", type=int)
+    trn.add_argument("--max-tokens", type=positive_int)
+    trn.add_argument("--warmup-updates", type=positive_int)
+    trn.add_argument("--label-smoothing", type=float)
+    trn.add_argument("--save-interval-updates", type=positive_int)
+    trn.add_argument("--fp16", type=lambda t: t.lower() == "true")
+    trn.set_defaults(func=_train)
+
+    decode = argparse.ArgumentParser(add_help=False)
+    decode.add_argument("--data", type=Path, required=True, help="prepared dataset folder")
+    decode.add_argument("--model", type=Path, required=True, help="checkpoint folder")
+    decode.add_argument("--system", required=True)
+    decode.add_argument("--out", type=Path, required=True)
+    decode.add_argument("--beam", type=positive_int)
+    decode.add_argument("--max-len-a", type=float)
+    decode.add_argument("--max-len-b", type=positive_int)
+    decode.add_argument("--batch-size", type=positive_int)
+
+    tr = sub.add_parser("translate", parents=[base, decode], help="decode every test direction")
+    tr.add_argument("--pivot", action="store_true", help="zero-shot directions through English")
+    tr.set_defaults(func=_translate)
+
+    st = sub.add_parser("states", parents=[base, decode], help="per-layer states for the probes")
+    st.add_argument("--hyp", type=Path, required=True, help="translate's output folder")
+    st.add_argument("--sentences", type=positive_int, help="sentences per direction")
+    st.set_defaults(func=_states)
+
+    sc = sub.add_parser("score", parents=[base], help="sacreBLEU per direction")
+    sc.add_argument("--data", type=Path, required=True)
+    sc.add_argument("--hyp", type=Path, required=True)
+    sc.add_argument("--out", type=Path, required=True)
+    sc.set_defaults(func=_score)
+
+    mt = sub.add_parser("metrics", parents=[base], help="write a run's metrics.json")
+    mt.add_argument("--scores", type=Path, required=True)
+    mt.add_argument("--hyp", type=Path, required=True)
+    mt.add_argument("--run", required=True, help="<dataset>/<system>")
+    mt.add_argument("--seed", type=int, required=True)
+    mt.add_argument("--probe-sup", type=Path)
+    mt.add_argument("--probe-zst", type=Path)
+    mt.add_argument("--svcca", type=Path)
+    mt.add_argument("--off-target-model", choices=("lite", "full"), default="lite")
+    mt.add_argument("--off-target-model-path", default="", help="lid.176.bin (model full)")
+    mt.add_argument("--out", type=Path, required=True)
+    mt.set_defaults(func=_metrics)

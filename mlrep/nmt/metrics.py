@@ -1,0 +1,56 @@
+"""One Chapter 8 run's metrics.json (contract: `mlrep.report.metrics`).
+
+Gathers what the earlier steps wrote: BLEU per direction and its averages (`mlrep.nmt.score`),
+the zero-shot off-target rate (fastText language ID from `mlrep.evaluate.offtarget`, averaged
+over zero-shot directions as the thesis does), the probes' per-layer accuracies
+(``llr_{sup,zst}_{src,tgt}_l<k>``) and encoder SVCCA (``svcca_l<k>``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mlrep.io import read_lines
+from mlrep.nmt.data import Direction, NmtDataError
+
+
+def off_target(hyp_dir: Path, zero_shot: list[Direction], model: str, model_path: Path | None):
+    """Mean off-target rate (%) over the zero-shot directions, and the rate per direction."""
+    from mlrep.evaluate.offtarget import score
+
+    rates = {
+        d.name: score(
+            read_lines(hyp_dir / f"{d.name}.hyp", NmtDataError), d.tgt, model, model_path
+        ).off_target
+        for d in zero_shot
+    }
+    return sum(rates.values()) / len(rates), rates
+
+
+def layer_metrics(probes: dict[str, Path], svcca: Path | None) -> dict[str, float]:
+    """Per-layer probe accuracies and SVCCA values under the report's metric names."""
+    out: dict[str, float] = {}
+    for subset, path in probes.items():
+        result = json.loads(path.read_text(encoding="utf-8"))
+        for side in ("src", "tgt"):
+            for k, value in enumerate(result[side], start=1):
+                out[f"llr_{subset}_{side}_l{k}"] = float(value)
+    if svcca is not None:
+        values = json.loads(svcca.read_text(encoding="utf-8"))["svcca"]
+        out.update({f"svcca_l{k}": float(v) for k, v in enumerate(values, start=1)})
+    return out
+
+
+def document(
+    chapter: str, run: str, seed: int, scale: str, scores: dict, extra: dict[str, float]
+) -> dict:
+    return {
+        "chapter": chapter,
+        "run": run,
+        "seed": seed,
+        "scale": scale,
+        "metrics": {**scores["metrics"], **extra},
+        "bleu_stats": scores["bleu_stats"],
+        "directions": scores["directions"],
+    }

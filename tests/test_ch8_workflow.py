@@ -1,0 +1,109 @@
+"""Chapter 8 through Snakemake: a trimmed tiny run end to end (data → train → decode → score →
+probes/SVCCA → metrics.json → Table 8.2), and the full-scale plan with GPU resources."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+
+import pytest
+import yaml
+
+from tests.conftest import REPO, copy_workflow, snakemake
+from tests.nmt_helpers import corpus  # noqa: F401
+
+CH8_RULES = [
+    "ch8_prepare",
+    "ch8_train",
+    "ch8_translate",
+    "ch8_translate_pivot",
+    "ch8_states",
+    "ch8_probe",
+    "ch8_svcca",
+    "ch8_score",
+    "ch8_metrics",
+    "report",
+    "ch8_layernorm",
+]
+SYSTEMS = ["prenorm-s-enc-t-dec-w", "postnorm-t-enc-w"]
+
+
+@pytest.mark.slow
+@pytest.mark.network  # the pinned source wheels, fetched once into resources/wheels
+def test_trimmed_chapter_8_run_fills_metrics_and_table_8_2(tmp_path, corpus):  # noqa: F811
+    copy_workflow(tmp_path)
+    shutil.copytree(corpus, tmp_path / "results/data/tiny_corpus")
+    shutil.copytree(REPO / "reports/reference", tmp_path / "reports/reference")
+    params = yaml.safe_load((tmp_path / "params.yaml").read_text(encoding="utf-8"))
+    params["chapters"] = ["ch8_layernorm"]
+    ch8 = params["ch8_layernorm"]
+    ch8["datasets"]["iwslt"]["vocab_size"] = 300
+    ch8.update(
+        run_datasets=["iwslt"],
+        systems=SYSTEMS,
+        pivot="postnorm-t-enc-w",
+        seeds=[1],
+        data={"max_train": 200, "max_valid": 8, "max_test": 12},
+        states={"sentences": 4},
+        probe={"epochs": 1, "lr": 0.001, "batch_sentences": 8},
+        svcca={"variance": 0.5, "groups": "pooled"},
+    )
+    ch8["train"].update(max_update=6, save_interval_updates=3, max_tokens=512, warmup_updates=3)
+    ch8["decode"].update(beam=2, batch_size=4, max_len_b=4)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+
+    result = snakemake(
+        tmp_path, "--cores", "2", "--allowed-rules", *CH8_RULES, "--", "ch8_layernorm"
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+
+    runs = tmp_path / "results/ch8_layernorm/iwslt"
+    for system in SYSTEMS:
+        doc = json.loads((runs / system / "seed1/metrics.json").read_text())
+        assert doc["run"] == f"iwslt/{system}" and doc["scale"] == "tiny"
+        metrics = doc["metrics"]
+        for name in ("zst_bleu", "sup_bleu", "zst_off_target", "bleu_it-nl", "svcca_l1"):
+            assert name in metrics, name
+        assert {
+            f"llr_{s}_{side}_l{k}"
+            for s in ("sup", "zst")
+            for side in ("src", "tgt")
+            for k in (1, 4)
+        } <= set(metrics)
+        assert len(doc["bleu_stats"]["zst_bleu"]) == 6 * 12
+        assert (runs / system / "seed1/model/config.yaml").exists()
+    pivot = json.loads((runs / "pivot/seed1/metrics.json").read_text())
+    assert "zst_bleu" in pivot["metrics"] and "sup_bleu" not in pivot["metrics"]
+
+    with open(tmp_path / "reports/tables/thesis-table-8.2.csv", encoding="utf-8") as handle:
+        cells = {(r["row"], r["column"]): r for r in csv.DictReader(handle)}
+    for row in ("prenorm-s-enc-t-dec-w", "postnorm-t-enc-w", "pivot"):
+        assert cells[(row, "Zero-shot IWSLT BLEU")]["status"] != "not run", row
+    assert cells[("prenorm-s-enc-t-dec-w", "Zero-shot IWSLT BLEU")]["measured"] != ""
+    assert cells[("postnorm-s-enc-t-dec-w", "Zero-shot IWSLT BLEU")]["status"] == "not run"
+    assert cells[("prenorm-s-enc-t-dec-w", "Zero-shot OPUS BLEU")]["status"] == "not run"
+
+    with open(tmp_path / "reports/tables/thesis-table-8.1.csv", encoding="utf-8") as handle:
+        table_8_1 = {(r["row"], r["column"]): r for r in csv.DictReader(handle)}
+    assert float(table_8_1[("iwslt", "N_zero")]["measured"]) == 6
+    assert float(table_8_1[("iwslt", "S_train")]["measured"]) == 3 * 200
+    assert table_8_1[("opus", "N_zero")]["status"] == "not run"
+
+
+def test_full_scale_plans_the_main_grid_and_variants_on_gpus(tmp_path):
+    workdir = copy_workflow(tmp_path)
+    result = snakemake(workdir, "-n", "ch8_layernorm", "--config", "scale=full")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    counts = dict(re.findall(r"^(ch8_\w+)\s+(\d+)$", result.stdout, re.MULTILINE))
+    # 8 systems x 3 seeds x 3 datasets (72) + 72 LayerNorm-simple + 18 Swap-PreNorm + Enc-Last
+    assert counts["ch8_train"] == "163"
+    assert counts["ch8_translate_pivot"] == "9" and counts["ch8_prepare"] == "3"
+    assert counts["ch8_metrics"] == str(163 + 9)
+    train_jobs = re.findall(r"rule ch8_train:\n(?:    .*\n)*?    resources: (.*)", result.stdout)
+    assert len(train_jobs) == 163 and all("gpu=1" in r for r in train_jobs)
+    assert (
+        "results/ch8_layernorm/opus/prenorm-s-enc-t-dec-w-enc-last/seed10/model/train.json"
+        in result.stdout
+    )

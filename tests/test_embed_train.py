@@ -1,0 +1,183 @@
+"""Data preparation, determinism and bit-identical resume of EMS training (CPU)."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from mlrep.embed import data, train
+from mlrep.embed.model import EmsConfig
+from mlrep.train.checkpoint import EXIT_PREEMPTED
+from tests.conftest import BIN
+
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota"]
+
+
+def write_corpus(folder, languages=("xx", "yy"), lines=120):
+    """English-centric pairs whose other side is a per-language cipher of the English words."""
+    rng = random.Random(5)
+    folder.mkdir(parents=True, exist_ok=True)
+    for split, count in (("train", lines), ("valid", 20), ("test", 20)):
+        english = [" ".join(rng.choices(WORDS, k=rng.randint(3, 7))) for _ in range(count)]
+        for lang in languages:
+            stem = folder / f"{split}.en-{lang}"
+            (stem.with_name(stem.name + ".en")).write_text("\n".join(english) + "\n")
+            cipher = [" ".join(f"{w[::-1]}{lang}" for w in line.split()) for line in english]
+            (stem.with_name(stem.name + f".{lang}")).write_text("\n".join(cipher) + "\n")
+            # the tiny corpus writes segment ids beside the sides: not a language
+            (stem.with_name(stem.name + ".id")).write_text("\n".join(map(str, range(count))))
+    return folder
+
+
+SETTINGS = data.PrepareSettings(
+    max_pairs=0, heldout_pairs=10, vocab_size=80, lowercase=True, max_tokens=12
+)
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory):
+    root = tmp_path_factory.mktemp("embed")
+    out = root / "prepared"
+    out.mkdir()
+    info = data.prepare([write_corpus(root / "corpus")], out, SETTINGS)
+    return out, info
+
+
+def config(info) -> EmsConfig:
+    return EmsConfig(
+        vocab_size=info["vocab_size"],
+        languages=len(info["languages"]),
+        max_tokens=12,
+        layers=1,
+        heads=2,
+        dim=16,
+        ffn_dim=32,
+        la_dim=4,
+        cntrs_dim=8,
+        generative="ugt",  # the variant with the most randomness: dropout, masks, batches
+    )
+
+
+def settings(steps: int, seed: int = 1) -> train.TrainSettings:
+    return train.TrainSettings(
+        steps=steps,
+        batch_size=16,
+        lr=1e-3,
+        warmup=3,
+        weight_decay=1e-5,
+        checkpoint_every=4,
+        seed=seed,
+    )
+
+
+def test_prepare_reads_english_centric_pairs_and_skips_segment_ids(prepared):
+    out, info = prepared
+    assert info["languages"] == ["en", "xx", "yy"]
+    assert info["pairs"]["train"] == {"xx": 120, "yy": 120}
+    assert info["pairs"]["test"] == {"xx": 10, "yy": 10}
+    arrays = data.PairArrays.load(out / "train.npz")
+    assert len(arrays) == 240 and set(arrays.tgt_lang.tolist()) == {1, 2}
+    assert set(arrays.src_lang.tolist()) == {0}
+    tokenizer = data.Tokenizer(out / "spm.model", True, 12)
+    assert (
+        arrays.src_tokens[: arrays.src_offsets[1]].tolist()
+        == tokenizer.ids(
+            [(out.parent / "corpus" / "train.en-xx.en").read_text().splitlines()[0].upper()]
+        )[0]
+    )
+
+
+def test_misaligned_sides_are_named_with_both_line_counts(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus")
+    (corpus / "train.en-yy.yy").write_text("only one line\n")
+    with pytest.raises(data.EmbedDataError, match=r"train.en-yy.yy: 1 lines but .* has 120"):
+        data.prepare([corpus], tmp_path, SETTINGS)
+
+
+def state(folder):
+    return torch.load(folder / train.MODEL_FILE, weights_only=True)["state"]
+
+
+def same(a, b) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_training_is_deterministic_per_seed_and_resume_is_bit_identical(prepared, tmp_path):
+    out, info = prepared
+    pairs = data.PairArrays.load(out / "train.npz")
+    valid = data.PairArrays.load(out / "valid.npz")
+    whole = train.run(config(info), settings(10), pairs, valid, tmp_path / "whole", log=str)
+    again = train.run(config(info), settings(10), pairs, valid, tmp_path / "again", log=str)
+    other = train.run(config(info), settings(10, seed=2), pairs, valid, tmp_path / "seed2", log=str)
+    assert same(state(tmp_path / "whole"), state(tmp_path / "again"))
+    assert not same(state(tmp_path / "whole"), state(tmp_path / "seed2"))
+    assert whole["valid_loss"] == again["valid_loss"] != other["valid_loss"]
+    # stop after 6 updates (a checkpoint at 4 and at the last step), then continue to 10
+    train.run(config(info), settings(6), pairs, valid, tmp_path / "resumed", log=str)
+    resumed = train.run(config(info), settings(10), pairs, valid, tmp_path / "resumed", log=str)
+    assert same(state(tmp_path / "whole"), state(tmp_path / "resumed"))
+    assert resumed["final_loss"] == whole["final_loss"]
+    curve = (tmp_path / "whole" / train.CURVE_FILE).read_text()
+    assert (tmp_path / "resumed" / train.CURVE_FILE).read_text() == curve
+    assert len(curve.splitlines()) == 11 and whole["sec_per_1k_steps"] > 0
+
+
+def _train_command(prepared_dir, out, steps):
+    flags = dict(
+        layers=1, heads=2, dim=16, ffn_dim=32, la_dim=4, cntrs_dim=8, dropout=0.1,
+        attention_dropout=0.1, generative="xtr", contrastive=True, projection=True,
+        language_embedding=True, share_embeddings=False, margin=0.0, temperature=0.1,
+        steps=steps, batch_size=16, lr=1e-3, warmup=3, weight_decay=1e-5, checkpoint_every=50,
+    )  # fmt: skip
+    command = [str(BIN / "mlrep"), "embed", "train", "--data", str(prepared_dir), "--out", str(out)]
+    command += ["--run", "ems", "--seed", "1", "--scale", "tiny"]
+    for key, value in flags.items():
+        command += ["--" + key.replace("_", "-"), str(value)]
+    return command
+
+
+def test_sigusr1_saves_exits_75_and_the_rerun_finishes_bit_identical(prepared, tmp_path):
+    out, _ = prepared
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    steps = 2000  # long enough to be interrupted well before the end
+    job = subprocess.Popen(
+        _train_command(out, tmp_path / "job", steps), env=env, stdout=subprocess.PIPE, text=True
+    )
+    curve = tmp_path / "job" / train.CURVE_FILE
+    deadline = time.time() + 120
+    while (
+        not curve.exists() or len(curve.read_text().splitlines()) < 20
+    ) and time.time() < deadline:
+        time.sleep(0.2)
+    job.send_signal(signal.SIGUSR1)
+    output, _ = job.communicate(timeout=120)
+    assert job.returncode == EXIT_PREEMPTED, output
+    stopped = int(curve.read_text().splitlines()[-1].split("\t")[0])
+    assert 20 <= stopped < steps and "SIGUSR1" in output
+    # the rerun resumes and finishes; the same run in one go gives the same weights
+    short = _train_command(out, tmp_path / "job", stopped + 5)
+    assert subprocess.run(short, env=env, capture_output=True, check=False).returncode == 0
+    whole = _train_command(out, tmp_path / "whole", stopped + 5)
+    assert subprocess.run(whole, env=env, capture_output=True, check=False).returncode == 0
+    assert same(state(tmp_path / "job"), state(tmp_path / "whole"))
+    summary = json.loads((tmp_path / "job" / train.SUMMARY_FILE).read_text())
+    assert summary["steps"] == stopped + 5
+    assert np.isfinite(summary["final_loss"])
+
+
+def test_missing_inputs_name_the_step_that_makes_them(tmp_path, capsys):
+    from mlrep.cli import main
+
+    args = ["embed", "evaluate", "--model", str(tmp_path / "model.pt"), "--data", str(tmp_path)]
+    args += ["--out", str(tmp_path / "metrics.json"), "--run", "ems", "--seed", "1"]
+    args += ["--scale", "tiny", "--encode-batch-size", "8", "--tatoeba-pairs", "0"]
+    assert main(args) == 2
+    assert "model.pt not found: run `mlrep embed train` first" in capsys.readouterr().err
+    with pytest.raises(data.EmbedDataError, match="no English-centric train pairs"):
+        data.prepare([tmp_path], tmp_path / "out", SETTINGS)

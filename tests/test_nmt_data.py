@@ -1,0 +1,71 @@
+"""Datasets cut from the multi-way corpus, language tags, subwords and binarisation."""
+
+from __future__ import annotations
+
+import pytest
+
+from mlrep.io import read_lines
+from mlrep.nmt.data import (
+    Direction,
+    NmtDataError,
+    cut,
+    directions,
+    read_pair,
+    read_stats,
+    strip_tags,
+)
+from tests.nmt_helpers import LANGUAGES, TEST_LINES, corpus, prepared  # noqa: F401
+
+pytestmark = pytest.mark.network  # the pinned source wheels, fetched once into resources/wheels
+
+
+def test_directions_supervised_first_then_zero_shot():
+    dirs = directions(LANGUAGES)
+    assert len(dirs) == 12 and sum(d.zero_shot for d in dirs) == 6
+    assert [d.zero_shot for d in dirs] == sorted(d.zero_shot for d in dirs)
+    assert Direction.parse("it-nl") == Direction("it", "nl")
+
+
+def test_stats_give_table_8_1_row(prepared):  # noqa: F811
+    stats = read_stats(prepared / "text")
+    assert stats["languages"] == LANGUAGES
+    assert stats["n_zero"] == 6 and stats["n_supervised"] == 6
+    assert stats["s_train"] == 900  # 3 bitexts capped at 300 pairs
+
+
+def test_zero_shot_test_pairs_are_translations_of_the_same_english(prepared, corpus):  # noqa: F811
+    it_nl_src, it_nl_tgt = read_pair(prepared / "text", "test", Direction("it", "nl"))
+    assert len(it_nl_src) == TEST_LINES
+    english = {}
+    for xx in ("it", "nl"):
+        sides = (read_lines(corpus / f"test.en-{xx}.{s}", ValueError) for s in ("en", xx))
+        for en, x in zip(*sides, strict=True):
+            english.setdefault(xx, {})[x] = en
+    for it, nl in zip(it_nl_src, it_nl_tgt, strict=True):
+        assert english["it"][it] == english["nl"][nl]
+
+
+def test_tag_formats(prepared):  # noqa: F811
+    src = read_lines(prepared / "s-enc-t-dec/raw/train.src-tgt.src", ValueError)
+    tgt = read_lines(prepared / "s-enc-t-dec/raw/train.src-tgt.tgt", ValueError)
+    t_src = read_lines(prepared / "t-enc/raw/train.src-tgt.src", ValueError)
+    t_tgt = read_lines(prepared / "t-enc/raw/train.src-tgt.tgt", ValueError)
+    assert len(src) == len(t_src) == 2 * 900  # both directions of every bitext
+    # S-ENC-T-DEC: source tag on the encoder, target tag first on the decoder side
+    assert src[0].split()[0] == "__en__" and tgt[0].split()[0] == "__it__"
+    assert t_src[0].split()[0] == "__it__"  # T-ENC: the target tag on the encoder only
+    assert t_tgt[0] == " ".join(tgt[0].split()[1:])
+    assert src[0].split()[1:] == t_src[0].split()[1:]
+    reverse = src.index(next(s for s in src if s.startswith("__it__")))
+    assert tgt[reverse].startswith("__en__") and t_src[reverse].startswith("__en__")
+    dictionary = (prepared / "dict.txt").read_text(encoding="utf-8").split("\n")
+    assert {f"__{x}__ 1" for x in LANGUAGES} <= set(dictionary)
+    assert (prepared / "t-enc/bin/train.src-tgt.src.bin").exists()
+    assert strip_tags(["__nl__", "▁hoi", "__"]) == ["▁hoi", "__"]
+
+
+def test_cut_names_the_missing_file(tmp_path, corpus):  # noqa: F811
+    with pytest.raises(NmtDataError, match=r"train\.en-de\.id: file not found"):
+        cut(corpus, ["en", "de"], tmp_path, 10, 10, 10)
+    with pytest.raises(NmtDataError, match="must include English"):
+        cut(corpus, ["it", "nl"], tmp_path, 10, 10, 10)

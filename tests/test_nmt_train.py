@@ -1,0 +1,190 @@
+"""Training, decoding, scoring and states with real fairseq runs on a tiny real dataset:
+determinism per seed, resume after a preemption signal, the batch trap, pivot decoding."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from mlrep.evaluate.states import open_states
+from mlrep.io import read_lines
+from mlrep.nmt.data import directions
+from mlrep.nmt.decode import BeamSettings, Translator
+from mlrep.nmt.score import score, tokenizer
+from mlrep.nmt.states import write_all
+from mlrep.nmt.train import BEST, LAST, SUMMARY
+from mlrep.nmt.translate import translate
+from mlrep.train.checkpoint import EXIT_PREEMPTED
+from tests.nmt_helpers import LANGUAGES, TEST_LINES, corpus, prepared, settings  # noqa: F401
+
+pytestmark = [pytest.mark.network, pytest.mark.slow]  # pinned wheels; real fairseq training
+
+SYSTEM = "postnorm-s-enc-t-dec-w"
+UPDATES = 16
+BEAM = BeamSettings(beam=2, max_len_a=1.0, max_len_b=5, batch_size=4)  # 13 lines: 4+4+4+1
+
+
+def train_command(data: Path, out: Path, system: str = SYSTEM) -> list[str]:
+    s = settings(max_update=UPDATES)
+    flags = {
+        "arch": s.arch,
+        "dropout": s.dropout,
+        "lr": s.lr,
+        "max_epoch": s.max_epoch,
+        "max_update": s.max_update,
+        "max_tokens": s.max_tokens,
+        "warmup_updates": s.warmup_updates,
+        "label_smoothing": s.label_smoothing,
+        "save_interval_updates": s.save_interval_updates,
+        "fp16": s.fp16,
+    }
+    argv = [sys.executable, "-m", "mlrep.cli", "nmt", "train", "--data", str(data)]
+    argv += ["--dataset", "iwslt", "--system", system, "--seed", "1", "--out", str(out)]
+    argv += ["--scale", "tiny"]
+    for key, value in flags.items():
+        argv += [f"--{key.replace('_', '-')}", str(value)]
+    return argv
+
+
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def run(argv: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, env=ENV, capture_output=True, text=True, timeout=600, check=False)
+
+
+@pytest.fixture(scope="module")
+def runs(prepared, tmp_path_factory):  # noqa: F811
+    """The same system and seed trained twice from scratch."""
+    root = tmp_path_factory.mktemp("nmt-runs")
+    out = []
+    for name in ("a", "b"):
+        result = run(train_command(prepared, root / name))
+        assert result.returncode == 0, result.stderr[-3000:]
+        out.append(root / name)
+    return out
+
+
+def parameters(checkpoint: Path) -> dict[str, torch.Tensor]:
+    return torch.load(checkpoint, map_location="cpu", weights_only=False)["model"]
+
+
+def decode(prepared: Path, model: Path, out: Path, pivot: bool = False) -> Translator:  # noqa: F811
+    translator = Translator(
+        model / BEST, prepared / "s-enc-t-dec/bin", prepared / "spm.model", "s-enc-t-dec"
+    )
+    translate(translator, prepared, out, BEAM, pivot=pivot)
+    return translator
+
+
+def test_same_seed_gives_identical_model_and_bleu(runs, prepared, tmp_path):  # noqa: F811
+    a, b = runs
+    assert json.loads((a / SUMMARY).read_text())["updates"] == UPDATES
+    pa, pb = parameters(a / LAST), parameters(b / LAST)
+    assert pa.keys() == pb.keys() and all(torch.equal(pa[k], pb[k]) for k in pa)
+    scores = []
+    for run_dir in runs:
+        decode(prepared, run_dir, tmp_path / run_dir.name)
+        scores.append(score(tmp_path / run_dir.name, prepared / "text", directions(LANGUAGES)))
+    assert scores[0]["metrics"] == scores[1]["metrics"]
+    assert set(scores[0]["metrics"]) >= {"zst_bleu", "sup_bleu", "bleu_it-nl", "bleu_en-ro"}
+    assert len(scores[0]["bleu_stats"]["zst_bleu"]) == 6 * TEST_LINES
+    signature = scores[0]["directions"]["en-it"]["signature"]
+    assert "tok:13a" in signature and tokenizer("zh") == "zh"
+
+
+def test_every_test_line_gets_a_hypothesis_when_batches_do_not_divide(runs, prepared, tmp_path):  # noqa: F811
+    decode(prepared, runs[0], tmp_path)
+    for d in directions(LANGUAGES):
+        assert len(read_lines(tmp_path / f"{d.name}.hyp", ValueError)) == TEST_LINES
+        assert len(read_lines(tmp_path / f"{d.name}.sp", ValueError)) == TEST_LINES
+
+
+def test_preempted_run_resumes_to_the_uninterrupted_result(runs, prepared, tmp_path):  # noqa: F811
+    out = tmp_path / "preempted"
+    process = subprocess.Popen(
+        train_command(prepared, out),
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 300
+    while not (out / LAST).exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGUSR1)
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == EXIT_PREEMPTED, stderr[-3000:]
+    stopped = torch.load(out / LAST, map_location="cpu", weights_only=False)
+    assert stopped["optimizer_history"][-1]["num_updates"] < UPDATES
+    assert not (out / SUMMARY).exists()
+
+    result = run(train_command(prepared, out))
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads((out / SUMMARY).read_text())
+    assert summary["resumed"] and summary["updates"] == UPDATES
+    resumed, uninterrupted = parameters(out / LAST), parameters(runs[0] / LAST)
+    assert all(torch.equal(resumed[k], uninterrupted[k]) for k in uninterrupted)
+
+
+def test_pivot_decodes_zero_shot_through_english_with_the_same_model(runs, prepared, tmp_path):  # noqa: F811
+    translator = decode(prepared, runs[0], tmp_path / "pivot", pivot=True)
+    names = sorted(p.stem for p in (tmp_path / "pivot").glob("*.hyp"))
+    assert names == sorted(d.name for d in directions(LANGUAGES) if d.zero_shot)
+    # the same two passes by hand: it→en, then en→nl on the English hypotheses
+    from mlrep.nmt.data import Direction
+    from mlrep.nmt.prepare import read_subwords
+
+    source = read_subwords(prepared, "test", Direction("it", "nl"))[0]
+    english = translator.generate(source, [Direction("it", "en")] * len(source), BEAM)
+    dutch = translator.generate(
+        [" ".join(h) for h in english], [Direction("en", "nl")] * len(source), BEAM
+    )
+    expected = [translator.detokenize(h) for h in dutch]
+    assert read_lines(tmp_path / "pivot/it-nl.hyp", ValueError) == expected
+    summary = json.loads((tmp_path / "pivot/translate.json").read_text())
+    assert summary["pivot"] == "en" and summary["lines"]["it-nl"] == TEST_LINES
+
+
+def test_states_follow_the_analyses_contract(runs, prepared, tmp_path):  # noqa: F811
+    translator = decode(prepared, runs[0], tmp_path / "hyp")
+    sizes = write_all(translator, prepared, tmp_path / "hyp", tmp_path / "states", 5, BEAM)
+    assert sizes == {
+        "train": 30,
+        "sup": 30,
+        "zst": 30,
+        "svcca_a": 3 * TEST_LINES,
+        "svcca_b": 3 * TEST_LINES,
+    }
+    zst = open_states(tmp_path / "states/zst.npz")
+    try:
+        assert zst.n_layers == 4 and zst.n_encoder_layers == 2
+        hyp_tokens = sum(
+            len(line.split())
+            for d in directions(LANGUAGES)
+            if d.zero_shot
+            for line in read_lines(tmp_path / f"hyp/{d.name}.sp", ValueError)[:5]
+        )
+        assert zst.layer(3).shape == (hyp_tokens, 64)
+        assert set(zst.src_lang) == {"it", "nl", "ro"}
+        assert zst.layer(1).shape[0] > 0
+    finally:
+        zst.close()
+    a, b = (
+        open_states(tmp_path / "states/svcca_a.npz"),
+        open_states(tmp_path / "states/svcca_b.npz"),
+    )
+    try:
+        assert set(a.src_lang) == {"en"} and list(a.tgt_lang) == list(b.src_lang)
+        assert a.n_layers == a.n_encoder_layers == 2
+    finally:
+        a.close()
+        b.close()
