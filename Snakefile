@@ -27,6 +27,7 @@ PATHS = Paths.from_config(CFG)
 
 localrules:
     all,
+    data,
     tiny_sources,
 
 
@@ -39,6 +40,7 @@ include: "workflow/rules/cluster.smk"
 include: "workflow/rules/ch2_ems.smk"
 include: "workflow/rules/ch8_layernorm.smk"
 include: "workflow/rules/reports.smk"
+include: "workflow/rules/summaries.smk"
 
 
 rule all:

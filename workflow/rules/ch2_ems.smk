@@ -17,6 +17,9 @@ EMS_GRID = str(PATHS.embed_run(EMS_CHAPTER, ems_runs.GRID_PREFIX + "{point}", "{
 EMS_NAMES = "|".join(re.escape(run) for run in ems_runs.run_names(EMS))
 EMS_POINTS = "|".join(re.escape(point) for point in ems_runs.grid_points(EMS))
 
+CHAPTER_DATA[EMS_CHAPTER] = [
+    str(PATHS.dataset(key)) for key in [*EMS["sources"], EMS["tatoeba"]]
+]
 CHAPTER_TARGETS[EMS_CHAPTER] = [
     os.path.join(folder, "metrics.json")
     for seed in EMS["seeds"]

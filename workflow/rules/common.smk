@@ -28,13 +28,24 @@ def log_path(*parts):
     return str(PATHS.results.joinpath("logs", *parts)) + ".log"
 
 
-# Each chapter's rule file registers the files its chapter target needs.
+# Each chapter's rule file registers the files its chapter target needs (its runs'
+# metrics.json) and the datasets it reads (results/data/<key>), so `all`, `data`, the
+# report and the DVC stages are derived from one place.
 CHAPTER_TARGETS = {}
+CHAPTER_DATA = {}
+
+
+def data_targets():
+    """The `data` target: the tiny corpus and every dataset an enabled chapter reads."""
+    datasets = [str(PATHS.tiny_corpus)]
+    for chapter in CFG["chapters"]:
+        datasets.extend(CHAPTER_DATA.get(chapter, []))
+    return list(dict.fromkeys(datasets))
 
 
 def all_targets():
-    """The `all` target: the data every scale builds, each enabled chapter's outputs, the report."""
-    targets = [str(PATHS.tiny_corpus)]
+    """The `all` target: the data, each enabled chapter's outputs, the report."""
+    targets = data_targets()
     for chapter in CFG["chapters"]:
         targets.extend(CHAPTER_TARGETS.get(chapter, []))
     targets.append(str(PATHS.report.index))

