@@ -10,6 +10,7 @@ from snakemake.exceptions import WorkflowError
 
 from mlrep import config as mlrep_config
 from mlrep.paths import Paths
+from mlrep.train.checkpoint import leave_stop_signals_to_trainers
 
 
 configfile: "params.yaml"
@@ -23,6 +24,8 @@ try:
 except mlrep_config.ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 PATHS = Paths.from_config(CFG)
+# Under SLURM, the time-limit warning and preemption signals are for the training jobs.
+leave_stop_signals_to_trainers()
 
 
 localrules:

@@ -131,3 +131,87 @@ def test_training_job_signalled_by_slurm_resumes_bit_identically(cluster, tmp_pa
     assert final["step"] == 60
     expected = Checkpoints(reference).load_latest()["model"]
     assert all(torch.equal(final["model"][k], expected[k]) for k in expected)
+
+
+EMS_MODEL = "results/ch2_ems/ems/seed1/model.pt"
+EMS_TRAIN = {
+    **OVERRIDE,
+    "chapters": ["ch2_ems"],
+    "resources": {"gpu_train": {"gpu": 1, "threads": 1}},
+    "ch2_ems": {
+        "prepare": {"max_pairs": 60, "heldout_pairs": 10},
+        "model": {"layers": 1},
+        # long enough to be signalled between two checkpoints, short enough for CI
+        "train": {"steps": 300, "checkpoint_every": 10},
+    },
+}
+
+
+def _ems_train_job(cluster: LocalSlurm) -> str | None:
+    """The SLURM job id of the running ems_train rule (the plugin puts the rule in the comment)."""
+    out = subprocess.run(
+        ["squeue", "-h", "-t", "RUNNING", "-o", "%i %k"],
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout
+    return next(
+        (j for j, c in (line.split(" ", 1) for line in out.splitlines()) if "ems_train" in c), None
+    )
+
+
+@pytest.mark.network
+def test_a_chapter_training_rule_preempted_under_slurm_is_retried_and_resumes(cluster, tmp_path):
+    local = _workflow_copy(tmp_path / "local", EMS_TRAIN)
+    _snakemake(local, os.environ.copy(), "--cores", "2", EMS_MODEL)
+
+    on_slurm = _workflow_copy(tmp_path / "slurm", EMS_TRAIN)
+    env = {**cluster.env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    driver = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "snakemake"),
+            "--profile",
+            "slurm",
+            EMS_MODEL,
+            "--configfile",
+            "override.yaml",
+        ],
+        cwd=on_slurm,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        checkpoints = Checkpoints(on_slurm / "results/ch2_ems/ems/seed1/checkpoints")
+        deadline = time.monotonic() + 300
+        while not checkpoints.steps() or (job := _ems_train_job(cluster)) is None:
+            assert time.monotonic() < deadline and driver.poll() is None, "training never started"
+            time.sleep(0.2)
+        # SLURM's warning before the time limit, as the profile's --signal=USR1@300 sends it
+        subprocess.run(["scancel", "--signal=USR1", job], env=cluster.env, check=True, timeout=30)
+        _wait_until_done(cluster, job)
+        stopped_at = checkpoints.steps()[-1]
+        output, _ = driver.communicate(timeout=600)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode == 0, output[-4000:]
+    # the trainer saved and exited; the step's own Snakemake outlived the signal and reported
+    # the rule as failed, so the driver's retry resubmitted it
+    first_log = (on_slurm / "results/logs/slurm/rule_ems_train/ems_1" / f"{job}.log").read_text()
+    assert "Error in rule ems_train" in first_log and "User defined signal" not in first_log
+    assert 0 < stopped_at < 300
+    # Snakemake's retry resubmitted the rule and the new job resumed where the first stopped
+    log = (on_slurm / "results/logs/ch2_ems/ems/train_seed1.log").read_text()
+    assert f"resumed from step {stopped_at}" in log, log[-2000:]
+    # bit-identical to the uninterrupted local run: weights and every step's losses
+    curve = "loss.tsv"
+    assert (on_slurm / EMS_MODEL).with_name(curve).read_bytes() == (local / EMS_MODEL).with_name(
+        curve
+    ).read_bytes()
+    resumed, expected = (torch.load(d / EMS_MODEL)["state"] for d in (on_slurm, local))
+    assert resumed.keys() == expected.keys()
+    assert all(torch.equal(resumed[k], expected[k]) for k in expected)

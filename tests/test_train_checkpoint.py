@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from mlrep.train.checkpoint import EXIT_PREEMPTED, Checkpoints
+from mlrep.train.checkpoint import (
+    EXIT_PREEMPTED,
+    STOP_SIGNALS,
+    Checkpoints,
+    leave_stop_signals_to_trainers,
+    stop_on_signals,
+)
 from tests.conftest import REPO
 
 
@@ -64,3 +70,20 @@ def test_signal_saves_exits_and_the_rerun_resumes_bit_identically(tmp_path, sig)
     assert f"resumed from step {stopped_at}" in rerun.stdout
     assert Checkpoints(interrupted).steps()[-1] == 60
     _assert_same(_final_weights(reference), _final_weights(interrupted))
+
+
+def test_only_a_slurm_job_step_leaves_the_stop_signals_to_the_trainer():
+    saved = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    try:
+        assert not leave_stop_signals_to_trainers({})
+        assert all(signal.getsignal(s) == saved[s] for s in STOP_SIGNALS)
+        assert leave_stop_signals_to_trainers({"SLURM_STEP_ID": "0"})
+        assert all(signal.getsignal(s) == signal.SIG_IGN for s in STOP_SIGNALS)
+        # a trainer started under "ignore" still hears the signal
+        with stop_on_signals() as stop:
+            os.kill(os.getpid(), signal.SIGUSR1)
+        assert stop.signal == "SIGUSR1"
+        assert signal.getsignal(signal.SIGUSR1) == signal.SIG_IGN
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)

@@ -15,7 +15,7 @@ import os
 import random
 import re
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,9 @@ class StopRequest:
         return self.signal is not None
 
 
+STOP_SIGNALS = (signal.SIGUSR1, signal.SIGTERM)
+
+
 @contextmanager
 def stop_on_signals() -> Iterator[StopRequest]:
     """Turn SIGUSR1 and SIGTERM into a `StopRequest` for the block, restoring handlers after."""
@@ -99,7 +102,7 @@ def stop_on_signals() -> Iterator[StopRequest]:
     def handler(signum: int, _frame: object) -> None:
         request.signal = signal.Signals(signum).name
 
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGUSR1, signal.SIGTERM)}
+    previous = {s: signal.signal(s, handler) for s in STOP_SIGNALS}
     try:
         yield request
     finally:
@@ -161,3 +164,20 @@ def train(
             if step % checkpoint_every == 0:
                 log(f"step {step} loss {loss:.6f}")
     return total_updates
+
+
+def leave_stop_signals_to_trainers(environ: Mapping[str, str] = os.environ) -> bool:
+    """In a SLURM job step, make this process (and the shells it starts) ignore SIGUSR1/SIGTERM.
+
+    SLURM signals every process of a job step: the executor plugin runs the rule through a
+    Snakemake inside the step, which would die of SIGUSR1 (Python's default) or exit on
+    SIGTERM, ending the step and getting the trainer killed while it saves. Ignored, the
+    signal reaches the trainer alone (its own handlers replace the inherited "ignore"), the
+    trainer saves and exits `EXIT_PREEMPTED`, and Snakemake's retry resumes it. Returns
+    whether it applied (only inside a step: ``SLURM_STEP_ID`` set).
+    """
+    if "SLURM_STEP_ID" not in environ:
+        return False
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    return True
