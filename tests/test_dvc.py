@@ -7,8 +7,11 @@ params.yaml at a time and check which stages, and which jobs inside a stage, run
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -174,3 +177,33 @@ def test_push_and_pull_through_a_local_remote_restore_the_outputs(project, tmp_p
     run(project, "dvc", "pull")
     assert {p.name: sha256_file(p) for p in (project / CORPUS).iterdir()} == before
     assert sha256_file(model) == trained
+
+
+def test_a_queued_sweep_reruns_only_the_swept_chapter_and_exp_show_compares_it(project):
+    run(project, "dvc", "repro")
+    git = ("git", "-c", "user.name=t", "-c", "user.email=t@t")
+    run(project, *git, "add", "-A")
+    run(project, *git, "commit", "-qm", "baseline", "--allow-empty")
+    # queue workers start from a fresh checkout: Snakemake's records travel with -C
+    run(
+        project,
+        "dvc",
+        "exp",
+        "run",
+        "--queue",
+        "-C",
+        ".snakemake",
+        "-S",
+        "ch8_layernorm.decode.beam=2,3",
+    )
+    run(project, "dvc", "exp", "run", "--run-all", timeout=1800)
+    rows = list(csv.DictReader(io.StringIO(run(project, "dvc", "exp", "show", "--csv"))))
+    experiments = [r for r in rows if r["typ"] != "baseline" and r["Experiment"]]
+    assert {r["State"] for r in experiments} == {"Success"}, experiments
+    assert sorted(r["ch8_layernorm.decode.beam"] for r in experiments) == ["2", "3"]
+    bleu = next(c for c in rows[0] if c.endswith("iwslt/prenorm-s-enc-t-dec-w/zst_bleu"))
+    assert all(r[bleu] not in ("", "-") for r in experiments)
+    for name in (r["Experiment"] for r in experiments):
+        log = run(project, "dvc", "queue", "logs", name)
+        assert "Stage 'ch2_ems' didn't change" in log and "Stage 'data' didn't change" in log
+        assert re.search(r"^ch8_train\s", log, re.MULTILINE) is None  # decoding only
