@@ -90,7 +90,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        stats = data.cut(args.corpus, ["en", "it", "nl", "ro"], root / "text", 5000, 50, 50)
+        languages = ["en", "it", "nl", "ro"]
+        stats = data.cut([args.corpus], languages, data.SPLITS, root / "text", 5000, 50, 50)
         data.write_stats(root / "text", stats)
         prepare.prepare(root / "text", root, "unigram", 4000, 1.0)
         print(f"dataset: {stats['s_train']} en-xx pairs x 2 directions, vocabulary 4000")

@@ -38,7 +38,13 @@ def corpus(tmp_path_factory) -> Path:
 def prepared(corpus, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("nmt-data") / "iwslt"
     stats = data.cut(
-        corpus, LANGUAGES, out / "text", max_train=300, max_valid=10, max_test=TEST_LINES
+        [corpus],
+        LANGUAGES,
+        data.SPLITS,
+        out / "text",
+        max_train=300,
+        max_valid=10,
+        max_test=TEST_LINES,
     )
     data.write_stats(out / "text", stats)
     prepare.prepare(out / "text", out, "unigram", 400, 1.0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 
 import pytest
@@ -13,6 +14,7 @@ import yaml
 from mlrep.cli import main
 from tests.conftest import REPO, snakemake
 from tests.test_data_download import serve, tatoeba_root
+from tests.test_embed_baselines import bert_like
 
 CORPUS = "results/data/tiny_corpus"
 TRIM = {
@@ -28,6 +30,16 @@ TRIM = {
         "train": {"steps": 6, "checkpoint_every": 3},
         "grid": {"steps": 2, "values": {"layers": [2]}},
         "evaluate": {"tatoeba_pairs": 30},
+        # the other protocols on the embedded corpus's held-out splits, fewer languages
+        "benchmarks": {
+            "flores": {
+                "dataset": "embedded",
+                "groups": {"muse": ["de", "fr", "ja"], "low": ["hi", "hy", "gu"]},
+            },
+            "bucc": {"dataset": "embedded", "languages": ["de", "zh"]},
+            "paracrawl": {"dataset": "embedded", "languages": ["de", "lt"]},
+        },
+        "baseline_runs": ["labse"],  # a local random stand-in: runs as labse-stand-in
     },
 }
 
@@ -53,9 +65,11 @@ def cells(workdir, table: str) -> dict[tuple[str, str], dict]:
 def test_ch2_target_trains_every_run_and_fills_the_chapter_tables(workdir):
     embedded_corpus(workdir)
     shutil.copytree(REPO / "reports" / "reference", workdir / "reports" / "reference")
+    stand_in = bert_like(workdir / "stand-ins" / "labse")
     with serve(tatoeba_root()) as server:
         mirror = {"mirrors": {"laser_tatoeba_v1": server.url}, "backoff": 0}
-        override = dict(TRIM, data={"download": mirror})
+        ems = dict(TRIM["ch2_ems"], stand_ins={"labse": str(stand_in)})
+        override = dict(TRIM, ch2_ems=ems, data={"download": mirror})
         (workdir / "trim.yaml").write_text(yaml.safe_dump(override))
         args = ["ch2_ems", "--cores", "2", "--resources", "network=1", "--configfile", "trim.yaml"]
         result = snakemake(workdir, *args)
@@ -81,13 +95,72 @@ def test_ch2_target_trains_every_run_and_fills_the_chapter_tables(workdir):
     for run in ("ems", "no-langtok", "no-cntrs", "no-xtr", "ugt", "ams-vanilla", "a100"):
         for column in ("Tatoeba Avg. (58)", "Tatoeba <300k (15)", "Sec./1k Steps"):
             assert table[(run, column)]["status"] == "measured", (run, column)
-    assert table[("ems", "Flores mUSE (182)")]["status"] == "not run"
+    assert table[("ems", "Flores mUSE (182)")]["status"] == "measured"
     average = sum(tatoeba.values()) / len(tatoeba)
     assert float(table[("ems", "Tatoeba Avg. (58)")]["measured"]) == pytest.approx(average, 1e-4)
     assert cells(workdir, "thesis-table-2.4")[("ems", "Avg.")]["status"] == "measured"
     assert cells(workdir, "ems-paper-table-4")[("ams-vanilla-paper", "deu")]["status"] == "measured"
     assert cells(workdir, "thesis-table-2.5")[("ams-scaled", "XTREME (38)")]["measured"]
     assert cells(workdir, "thesis-table-2.4")[("laser", "deu")]["status"] == "not run"
+    # Flores, BUCC and ParaCrawl cells come from the embedded corpus's held-out splits
+    metrics = ems["metrics"]
+    assert 0 <= metrics["flores_de-ja"] <= 100 and "flores_muse" in metrics
+    assert "flores_low" not in metrics  # gu is not in the corpus: the group is not run
+    assert {"bucc_de", "bucc_zh", "paracrawl_de", "paracrawl_lt"} <= set(metrics)
+    table = cells(workdir, "thesis-table-2.7")
+    assert float(table[("ems", "mUSE (182)")]["measured"]) == pytest.approx(
+        metrics["flores_muse"], abs=1e-4
+    )
+    hi_hy = (metrics["flores_hi-hy"] + metrics["flores_hy-hi"]) / 2
+    assert float(table[("ems", "hi-hy")]["measured"]) == pytest.approx(hi_hy, abs=0.06)
+    assert table[("ems", "af-gu")]["status"] == table[("ems", "<300k (240)")]["status"] == "not run"
+    table = cells(workdir, "thesis-table-2.9")
+    assert float(table[("ams-joint", "en-zh")]["measured"]) == pytest.approx(
+        json.loads((results / "ams-joint" / "seed1" / "metrics.json").read_text())["metrics"][
+            "bucc_zh"
+        ],
+        abs=1e-3,
+    )
+    assert table[("ems", "en-fr")]["status"] == "not run"  # trimmed away: no average either
+    assert table[("ems", "Avg.")]["status"] == "partial (2 cells not run)"
+    assert cells(workdir, "thesis-table-2.10")[("ems", "lt")]["status"] == "measured"
+    assert cells(workdir, "thesis-table-2.11")[("ems", "en-de →")]["status"] == "not run"
+    table = cells(workdir, "thesis-table-2.14")
+    assert table[("no-xtr", "Flores mUSE (182)")]["status"] == "measured"
+    assert table[("no-xtr", "MLDoc en→ X Avg.")]["status"] == "not run"  # licence-gated
+    table = cells(workdir, "thesis-table-2.3")
+    assert float(table[("ems", "#Param.")]["measured"]) == metrics["parameters"]
+    details = json.loads((results / "ems" / "seed1" / "benchmarks.json").read_text())
+    assert details["bucc"]["layout"] == "embedded corpus" and details["bucc"]["zh"]["outside_gold"]
+    # the baseline rule ran on the stand-in, whose numbers never fill LaBSE's row
+    baseline = json.loads((results / "labse-stand-in" / "seed0" / "metrics.json").read_text())
+    assert baseline["checkpoint"]["stand_in"] and "flores_muse" in baseline["metrics"]
+    assert set(tatoeba) <= set(baseline["metrics"])
+    assert cells(workdir, "thesis-table-2.4")[("labse", "deu")]["status"] == "not run"
+    caption = (workdir / "reports" / "tables" / "thesis-table-2.9.md").read_text()
+    assert "embedded corpus" in caption.splitlines()[0]
     ledger = {v["id"]: v for v in json.loads((workdir / "reports" / "claims.json").read_text())}
     for claim in ("ch2-ems-beats-contrastive-only", "ch2-langs-token-helps-low-resource"):
         assert ledger[claim]["outcome"] != "not run at this scale", ledger[claim]
+
+
+def test_full_scale_plans_baselines_and_benchmarks_as_gpu_jobs(workdir):
+    shutil.copytree(REPO / "reports" / "reference", workdir / "reports" / "reference")
+    result = snakemake(workdir, "-n", "ch2_ems", "--config", "scale=full", "chapters=[ch2_ems]")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    jobs = re.split(r"\n(?=(?:local)?rule \w+:)", result.stdout)
+    planned: dict[str, list[str]] = {}
+    for job in jobs:
+        match = re.match(r"(?:local)?rule (\w+):", job)
+        if match:
+            planned.setdefault(match.group(1), []).append(job)
+    assert len(planned["ems_baseline"]) == len(planned["ems_fetch"]) == 5
+    for rule in ("ems_train", "ems_evaluate", "ems_baseline"):
+        assert all(re.search(r"\bgpu=1\b", job) for job in planned[rule]), rule
+    baselines = " ".join(planned["ems_baseline"])
+    for run in ("laser", "laser2", "sbert-distill", "labse", "muse"):
+        assert f"results/ch2_ems/{run}/seed0/metrics.json" in baselines
+    # the same evaluation reads the thesis benchmarks from the data layer
+    evaluate = planned["ems_evaluate"][0]
+    for key in ("flores_flores200", "bucc_bucc2018", "opus_paracrawl_v5", "manual_mldoc"):
+        assert f"results/data/{key}" in evaluate, key

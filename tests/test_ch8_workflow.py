@@ -67,10 +67,10 @@ def test_trimmed_chapter_8_run_fills_metrics_and_table_8_2(tmp_path, corpus):  #
         for name in ("zst_bleu", "sup_bleu", "zst_off_target", "bleu_it-nl", "svcca_l1"):
             assert name in metrics, name
         assert {
-            f"llr_{s}_{side}_l{k}"
+            f"llr_{s}_{side}_{layer}"
             for s in ("sup", "zst")
             for side in ("src", "tgt")
-            for k in (1, 4)
+            for layer in ("enc1", "enc2", "dec1", "dec2")  # the tiny model's 2+2 layers
         } <= set(metrics)
         assert len(doc["bleu_stats"]["zst_bleu"]) == 6 * 12
         assert (runs / system / "seed1/model/config.yaml").exists()
@@ -100,7 +100,32 @@ def test_full_scale_plans_the_main_grid_and_variants_on_gpus(tmp_path):
     # 8 systems x 3 seeds x 3 datasets (72) + 72 LayerNorm-simple + 18 Swap-PreNorm + Enc-Last
     assert counts["ch8_train"] == "163"
     assert counts["ch8_translate_pivot"] == "9" and counts["ch8_prepare"] == "3"
+    # the thesis corpora, normalised by the data layer's readers: OPUS-100 with its zero-shot
+    # test sets, IWSLT 2017 multilingual, Europarl v7
+    normalized = re.findall(
+        r"rule dataset_normalize:\n(?:    .*\n)*?    output: (.*)", result.stdout
+    )
+    assert sorted(normalized) == [
+        f"results/data/{key}"
+        for key in (
+            "opus_opus100",
+            "opus_opus100_zeroshot",
+            "statmt_europarl_v7",
+            "wit3_iwslt2017_multilingual",
+        )
+    ]
+    prepare_opus = re.search(
+        r"rule ch8_prepare:\n    input: (.*)\n    output: results/ch8_layernorm/data/opus\n",
+        result.stdout,
+    )
+    assert prepare_opus and prepare_opus.group(1) == (
+        "results/data/opus_opus100, results/data/opus_opus100_zeroshot"
+    )
     assert counts["ch8_metrics"] == str(163 + 9)
+    # BLEURT-20 for every scored run, on a GPU (Table E.9); tiny has no checkpoint
+    assert counts["ch8_bleurt"] == str(163 + 9)
+    bleurt_jobs = re.findall(r"rule ch8_bleurt:\n(?:    .*\n)*?    resources: (.*)", result.stdout)
+    assert len(bleurt_jobs) == 163 + 9 and all("gpu=1" in r for r in bleurt_jobs)
     train_jobs = re.findall(r"rule ch8_train:\n(?:    .*\n)*?    resources: (.*)", result.stdout)
     assert len(train_jobs) == 163 and all("gpu=1" in r for r in train_jobs)
     assert (

@@ -52,6 +52,7 @@ def test_probe_finds_the_layers_that_carry_each_language(files):
     assert sorted(result["directions"]) == ["de-en", "de-fr", "en-de", "en-fr", "fr-de", "fr-en"]
     # encoder and decoder layers have their own token counts
     assert result["n_test_tokens"][0] == result["n_test_tokens"][1] != result["n_test_tokens"][2]
+    assert result["n_encoder_layers"] == 2  # layers 3-4 are the decoder's (metric names)
 
 
 def test_probe_is_deterministic_per_seed(files):

@@ -6,6 +6,7 @@ import pytest
 
 from mlrep.io import read_lines
 from mlrep.nmt.data import (
+    SPLITS,
     Direction,
     NmtDataError,
     cut,
@@ -31,6 +32,12 @@ def test_stats_give_table_8_1_row(prepared):  # noqa: F811
     assert stats["languages"] == LANGUAGES
     assert stats["n_zero"] == 6 and stats["n_supervised"] == 6
     assert stats["s_train"] == 900  # 3 bitexts capped at 300 pairs
+    # valid: the 6 supervised directions only (checkpoint selection, the probes' training set)
+    assert len(list((prepared / "text").glob("valid.*"))) == 6 * 2
+    assert (
+        stats["sources"]["test.it-nl"]
+        == "tiny_corpus/test.en-it + tiny_corpus/test.en-nl on English"
+    )
 
 
 def test_zero_shot_test_pairs_are_translations_of_the_same_english(prepared, corpus):  # noqa: F811
@@ -64,8 +71,10 @@ def test_tag_formats(prepared):  # noqa: F811
     assert strip_tags(["__nl__", "▁hoi", "__"]) == ["▁hoi", "__"]
 
 
-def test_cut_names_the_missing_file(tmp_path, corpus):  # noqa: F811
-    with pytest.raises(NmtDataError, match=r"train\.en-de\.id: file not found"):
-        cut(corpus, ["en", "de"], tmp_path, 10, 10, 10)
+def test_cut_names_the_missing_set(tmp_path, corpus):  # noqa: F811
+    with pytest.raises(NmtDataError, match=r"no parallel train set for en-de in the corpora"):
+        cut([corpus], ["en", "de"], SPLITS, tmp_path, 10, 10, 10)
+    with pytest.raises(NmtDataError, match=r"no parallel dev set for en-it .*tiny_corpus/valid"):
+        cut([corpus], ["en", "it"], ["train", "dev", "test"], tmp_path, 10, 10, 10)
     with pytest.raises(NmtDataError, match="must include English"):
-        cut(corpus, ["it", "nl"], tmp_path, 10, 10, 10)
+        cut([corpus], ["it", "nl"], SPLITS, tmp_path, 10, 10, 10)

@@ -1,23 +1,30 @@
 """Figure kinds beyond lines and bars (heatmap, scatter), one-seed series, Chapter 8 names."""
 
+import json
 import re
 
 import numpy as np
 import pytest
+import yaml
 
+from mlrep import config
+from mlrep.nmt import grid
+from mlrep.nmt.metrics import layer_metrics
 from mlrep.paths import ReportLayout
 from mlrep.report import figures, fill, reference, tables
 from mlrep.report.figures import FigureDefinitionError, definitions
 from mlrep.report.metrics import Results, collect
 from mlrep.report.point_clouds import PointsFileError, kde, read_points
+from tests.conftest import REPO
 from tests.report_helpers import REFERENCE, write_metrics
 
 DEFS = definitions()
+CH8 = "ch8_layernorm"
 
 
 def test_chapter8_figures_read_the_metric_names_the_analyses_write():
-    """fig-8.2/E.1/E.2/E.4 read llr_{sup,zst}_{src,tgt}_l<k> and svcca_l<k> (mlrep eval …)."""
-    contract = re.compile(r"^(llr_(sup|zst)_(src|tgt)_l([1-9]|1[0-2])|svcca_l[1-6])$")
+    """fig-8.2/E.1/E.2/E.4 read llr_{sup,zst}_{src,tgt}_{enc,dec}<k> and svcca_l<k>."""
+    contract = re.compile(r"^(llr_(sup|zst)_(src|tgt)_(enc|dec)[1-6]|svcca_l[1-6])$")
     for fig in ("fig-8.2", "fig-E.1", "fig-E.2", "fig-E.4"):
         metrics = {m for p in DEFS[fig]["panels"] for s in p["series"] for m in s["metrics"]}
         assert all(contract.match(m) for m in metrics), fig
@@ -25,6 +32,70 @@ def test_chapter8_figures_read_the_metric_names_the_analyses_write():
     assert titles[:3] == ["OPUS supervised", "IWSLT supervised", "Europarl supervised"]
     assert all(t.endswith("zero-shot") for t in titles[3:]) and len(titles) == 6
     assert len(DEFS["fig-E.4"]["panels"]) == 3 * 3 * 2  # pairs × datasets × sup/zero-shot
+
+
+def _probe_file(path, layers: list[float | None], encoder: int):
+    result = {"src": layers, "tgt": [None if v is None else v / 2 for v in layers]}
+    path.write_text(json.dumps({**result, "n_encoder_layers": encoder}), encoding="utf-8")
+    return path
+
+
+def _chapter8_metrics(tmp_path, probe_layers: list[float | None], encoder: int) -> dict:
+    """What `mlrep nmt metrics` adds for the probes and SVCCA of a model with these layers."""
+    sup = _probe_file(tmp_path / "probe_sup.json", probe_layers, encoder)
+    zst = _probe_file(tmp_path / "probe_zst.json", [v and v + 1 for v in probe_layers], encoder)
+    svcca = tmp_path / "svcca.json"
+    svcca.write_text(json.dumps({"svcca": [0.5 + k / 100 for k in range(encoder)]}))
+    return layer_metrics({"sup": sup, "zst": zst}, svcca)
+
+
+def test_llr_of_a_2_plus_2_layer_model_lands_on_the_thesis_encoder_and_decoder_layers(tmp_path):
+    """Fig 8.2's L1–L6 are encoder layers and L7–L12 decoder layers, whatever the depth."""
+    metrics = _chapter8_metrics(tmp_path, [90.0, 80.0, None, 60.0], encoder=2)
+    assert "llr_sup_src_dec1" not in metrics  # a layer without tokens is no number
+    write_metrics(tmp_path / "results", CH8, "iwslt/prenorm-s-enc-t-dec-w", 1, metrics)
+    panels = figures.panels("fig-8.2", DEFS["fig-8.2"], {}, collect(tmp_path / "results", "tiny"))
+    sup, zst = panels[1], panels[4]  # IWSLT supervised / zero-shot
+    assert sup.x[6] == "L7" and sup.series[0].label == "Pre-Src"
+    assert sup.series[0].measured == [90.0, 80.0, None, None, None, None, None, 60.0] + [None] * 4
+    assert sup.series[1].measured[:2] == [45.0, 40.0]  # Pre-Tgt
+    assert zst.series[0].measured[7] == 61.0
+    assert sup.series[2].measured == [None] * 12  # PostNorm did not run
+
+
+def test_every_chapter_8_figure_draws_from_the_runs_the_full_grid_writes(tmp_path):
+    """Each result series of Figs 8.2, 8.3, E.1, E.2 and E.4 names a run the full grid
+    writes and metrics its steps write; Fig 8.3's PreNorm/PostNorm bars come from Table 8.2."""
+    raw = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    section = config.load({**raw, "scale": "full"})[CH8]
+    layer = _chapter8_metrics(tmp_path, [float(k) for k in range(50, 62)], encoder=6)
+    results_dir = tmp_path / "results"
+    for dataset, system, seed in grid.scored_runs(section):
+        bleu = {"zst_bleu": 10.0 + seed, "sup_bleu": 30.0, "zst_off_target": 5.0}
+        metrics = bleu if system == "pivot" else {**bleu, **layer}
+        write_metrics(results_dir, CH8, f"{dataset}/{system}", seed, metrics, scale="full")
+    results = collect(results_dir, "full")
+    published = reference.load_all(REFERENCE)
+    table = tables.load(published)["thesis-table-8.2"]
+    filled = {"thesis-table-8.2": fill.fill(table, published["thesis-table-8.2"], results)}
+    layout = ReportLayout(tmp_path / "reports")
+    chapter_8 = [fig for fig, spec in DEFS.items() if spec["chapter"] == CH8]
+    assert sorted(chapter_8) == ["fig-8.2", "fig-8.3", "fig-E.1", "fig-E.2", "fig-E.4"]
+    for fig in chapter_8:
+        for panel in figures.panels(fig, DEFS[fig], filled, results):
+            for series in panel.series:
+                assert None not in series.measured, (fig, panel.title, series.label)
+        written, drawn = figures.draw(fig, DEFS[fig], filled, results, layout)
+        assert drawn and written[0].stat().st_size > 0, fig
+    (with_res, _) = figures.panels("fig-8.3", DEFS["fig-8.3"], filled, results)
+    swap = next(s for s in with_res.series if s.label == "Swap-PreNorm")
+    assert swap.measured == [pytest.approx(10 + 31 / 3)] * 3  # mean over seeds 1, 10, 20
+
+
+def test_result_series_need_one_run_or_one_metric_per_x(tmp_path):
+    spec = {"chapter": CH8, "panels": [{"series": [{"label": "s", "run": "r", "metric": "m"}]}]}
+    with pytest.raises(FigureDefinitionError, match="needs run \\+ metrics or runs \\+ metric"):
+        figures.panels("fig-x", spec, {}, Results("tiny"))
 
 
 def test_one_seed_series_ignore_the_other_seeds(tmp_path):

@@ -16,6 +16,7 @@ import yaml
 
 from mlrep.cliutil import positive_int, resolved_params
 from mlrep.embed import runs
+from mlrep.embed.baselines import LOADERS
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
@@ -131,6 +132,67 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    """``ch2_ems.benchmarks`` and ``evaluate`` as the rule resolved them (``--settings``),
+    else from the params file, and where the benchmark folders are (``--data-root``, else
+    the params file's results folder + ``data``)."""
+    resolved = None
+    if args.settings is not None:
+        settings = json.loads(args.settings)
+    else:
+        resolved = resolved_params(args.params)
+        settings = {
+            "benchmarks": resolved[runs.SECTION]["benchmarks"],
+            "evaluate": resolved["evaluate"],
+        }
+    if args.data_root is None:
+        resolved = resolved or resolved_params(args.params)
+        args.data_root = Path(resolved["paths"]["results"]) / "data"
+    return settings
+
+
+def _score(
+    args: argparse.Namespace, encode, values: dict[str, Any], metrics: dict[str, float]
+) -> dict[str, Any]:
+    """Tatoeba and every benchmark with a dataset, added to `metrics`; the protocol details
+    (pairs shared, thresholds, mined pairs outside the gold: Table 2.8) go to
+    ``benchmarks.json`` beside the metrics. Returns what was read, for the frozen config."""
+    from mlrep.embed import benchmarks, evaluate
+
+    if args.tatoeba is not None:
+        folder = _require(args.tatoeba, "snakemake " + str(args.tatoeba))
+        metrics.update(evaluate.tatoeba(encode, folder, values["tatoeba_pairs"]))
+    if not args.benchmarks:
+        return {"tatoeba": str(args.tatoeba)}
+    settings = _settings(args)
+    section = settings["benchmarks"]
+    folders = {
+        name: _require(args.data_root / key, f"snakemake {args.data_root / key}")
+        for name, key in runs.benchmark_datasets(section).items()
+    }
+    found, details = benchmarks.run(encode, folders, section, settings["evaluate"])
+    metrics.update(found)
+    text = json.dumps(details, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    atomic_write_text(args.out.parent / "benchmarks.json", text)
+    return {"tatoeba": str(args.tatoeba), "benchmarks": section, "evaluate": settings["evaluate"]}
+
+
+def _write_metrics(args: argparse.Namespace, run: str, seed: int, metrics: dict, **extra) -> str:
+    scale = _scale(args)
+    result = {
+        "chapter": runs.SECTION,
+        "run": run,
+        "seed": seed,
+        "scale": scale,
+        "metrics": metrics,
+        **extra,
+    }
+    atomic_write_text(args.out, json.dumps(result, indent=1, sort_keys=True) + "\n")
+    per_item = ("tatoeba_", "heldout_", "flores_", "bucc_", "paracrawl_", "mldoc_", "amazon_")
+    print(json.dumps({k: round(v, 2) for k, v in metrics.items() if not k.startswith(per_item)}))
+    return scale
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     import torch
 
@@ -147,40 +209,88 @@ def _evaluate(args: argparse.Namespace) -> int:
     for key in ("valid_loss", "sec_per_1k_steps"):
         if summary.get(key) is not None:
             metrics[key] = summary[key]
+    # Table 2.3: languages and parallel pairs trained on, encoder parameters (inference)
+    metrics["parameters"] = summary["parameters"]["encoder"]
     metrics["parameters_m"] = summary["parameters"]["encoder"] / 1e6
+    metrics["languages"] = len(info["languages"])
+    metrics["parallel_pairs"] = sum(info["pairs"]["train"].values())
     test_path = args.data / "test.npz"
     if test_path.exists():
         test = PairArrays.load(test_path)
         metrics.update(evaluate.heldout(model, test, info["languages"], batch_size))
-    if args.tatoeba is not None:
-        tokenizer = Tokenizer(args.data / "spm.model", info["lowercase"], info["max_tokens"])
-        encode = evaluate.encoder(model, tokenizer, batch_size)
-        folder = _require(args.tatoeba, "snakemake " + str(args.tatoeba))
-        metrics.update(evaluate.tatoeba(encode, folder, values["tatoeba_pairs"]))
-    scale = _scale(args)
-    result = {
-        "chapter": runs.SECTION,
-        "run": args.run,
-        "seed": args.seed,
-        "scale": scale,
-        "metrics": metrics,
-    }
-    atomic_write_text(args.out, json.dumps(result, indent=1, sort_keys=True) + "\n")
+    tokenizer = Tokenizer(args.data / "spm.model", info["lowercase"], info["max_tokens"])
+    scored = _score(args, evaluate.encoder(model, tokenizer, batch_size), values, metrics)
+    scale = _write_metrics(args, args.run, args.seed, metrics)
     # the run folder's frozen config: what trained it (written by train) plus how it was scored
     frozen = args.model.parent / "config.yaml"
     trained = yaml.safe_load(frozen.read_text()) if frozen.exists() else {}
-    section = {**trained.get(runs.SECTION, {}), "evaluate": values, "tatoeba": str(args.tatoeba)}
+    section = {**trained.get(runs.SECTION, {}), "evaluate": values, **scored}
     record(args.out.parent, "embed evaluate", {"scale": scale, runs.SECTION: section})
-    print(
-        json.dumps(
-            {
-                k: round(v, 2)
-                for k, v in metrics.items()
-                if not k.startswith(("tatoeba_", "heldout_"))
-            }
-        )
-    )
     return 0
+
+
+def _baseline(args: argparse.Namespace) -> int:
+    """A pretrained baseline through the protocols the EMS runs go through."""
+    import torch
+
+    from mlrep.embed import baselines, train
+
+    torch.set_num_threads(args.threads)
+    values = _values(args, runs.EVALUATE_KEYS, lambda: _section(args)[1]["evaluate"])
+    folder = _require(args.checkpoint, f"mlrep embed fetch --name {runs.baseline_name(args.run)}")
+    stand_in = args.run.endswith(runs.STAND_IN_SUFFIX)
+    fetched_path = folder / baselines.FETCHED
+    fetched = json.loads(fetched_path.read_text()) if fetched_path.exists() else {}
+    if not stand_in and not fetched:
+        raise baselines.BaselineError(
+            f"{folder}: no {baselines.FETCHED}, so not a checkpoint fetched from {args.hub}; "
+            f"fetch it (mlrep embed fetch) or run it as {args.run}{runs.STAND_IN_SUFFIX}"
+        )
+    encoder = baselines.load(args.loader, folder, values["encode_batch_size"], train.device())
+    metrics: dict[str, float] = {
+        "parameters": encoder.parameters,
+        "parameters_m": encoder.parameters / 1e6,
+    }
+    scored = _score(args, encoder.encode, values, metrics)
+    checkpoint = {
+        "folder": str(folder),
+        "hub": args.hub,
+        "stand_in": stand_in,  # a local random model of the same class, not the published one
+        "revision": fetched.get("revision") or args.revision,
+        "library": encoder.library,
+    }
+    scale = _write_metrics(args, args.run, runs.BASELINE_SEED, metrics, checkpoint=checkpoint)
+    section = {"baseline": {"loader": args.loader, **checkpoint}, "evaluate": values, **scored}
+    record(args.out.parent, "embed baseline", {"scale": scale, runs.SECTION: section})
+    return 0
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    from mlrep.embed import baselines
+
+    spec = {"loader": args.loader, "hub": args.hub, "revision": args.revision or ""}
+    baseline = baselines.Baseline.from_params(args.name, {**spec, "files": args.files or []})
+    info = baselines.fetch(baseline, args.dest)
+    print(json.dumps({"dest": str(args.dest), "revision": info["revision"]}))
+    return 0
+
+
+def _benchmark_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tatoeba", type=Path, help="normalised Tatoeba folder")
+    parser.add_argument(
+        "--settings",
+        help="JSON {benchmarks, evaluate}: ch2_ems.benchmarks and evaluate as resolved by the "
+        "workflow (default: the params file's)",
+    )
+    parser.add_argument(
+        "--data-root", type=Path, help="folder of the benchmark datasets (default: results/data)"
+    )
+    parser.add_argument(
+        "--benchmarks",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="score ch2_ems.benchmarks (--no-benchmarks: grid points, judged on valid loss)",
+    )
 
 
 def _add_keys(parser: argparse.ArgumentParser, keys: tuple[str, ...]) -> None:
@@ -213,10 +323,35 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     evaluate = sub.add_parser("evaluate", parents=[common], help="metrics.json of one run")
     evaluate.add_argument("--model", type=Path, required=True, help="a run's model.pt")
     evaluate.add_argument("--data", type=Path, required=True, help="the prepare step's folder")
-    evaluate.add_argument("--tatoeba", type=Path, help="normalised Tatoeba folder")
+    _benchmark_options(evaluate)
     evaluate.add_argument("--out", type=Path, required=True, help="metrics.json to write")
     evaluate.add_argument("--run", required=True)
     evaluate.add_argument("--seed", type=int, required=True)
     _add_keys(evaluate, runs.EVALUATE_KEYS)
     evaluate.add_argument("--threads", type=positive_int, default=1)
     evaluate.set_defaults(func=_evaluate)
+
+    baseline = sub.add_parser(
+        "baseline", parents=[common], help="metrics.json of a pretrained baseline (LaBSE, ...)"
+    )
+    baseline.add_argument(
+        "--run", required=True, help="a ch2_ems.baselines name, or <name>-stand-in"
+    )
+    baseline.add_argument("--checkpoint", type=Path, required=True, help="fetched model folder")
+    baseline.add_argument("--loader", choices=LOADERS, required=True)
+    baseline.add_argument("--hub", required=True, help="where the real checkpoint comes from")
+    baseline.add_argument("--revision", help="hub revision (recorded only)")
+    _benchmark_options(baseline)
+    baseline.add_argument("--out", type=Path, required=True, help="metrics.json to write")
+    _add_keys(baseline, runs.EVALUATE_KEYS)
+    baseline.add_argument("--threads", type=positive_int, default=1)
+    baseline.set_defaults(func=_baseline)
+
+    fetch = sub.add_parser("fetch", parents=[common], help="download a baseline from its hub")
+    fetch.add_argument("--name", required=True, help="a ch2_ems.baselines name")
+    fetch.add_argument("--dest", type=Path, required=True, help="checkpoint folder (atomic)")
+    fetch.add_argument("--loader", choices=LOADERS, required=True)
+    fetch.add_argument("--hub", required=True, help="hub repository id or URL (prefix)")
+    fetch.add_argument("--revision", help="hub revision (Hugging Face)")
+    fetch.add_argument("--files", nargs="*", help="files under a URL prefix (LASER)")
+    fetch.set_defaults(func=_fetch)

@@ -40,6 +40,8 @@ PREPARE_KEYS = ("max_pairs", "heldout_pairs", "vocab_size", "lowercase", "max_to
 EVALUATE_KEYS = ("encode_batch_size", "tatoeba_pairs")
 RUN_KEYS = (*MODEL_KEYS, *OBJECTIVE_KEYS, *TRAIN_KEYS)
 GRID_PREFIX = "grid/"
+STAND_IN_SUFFIX = "-stand-in"
+BASELINE_SEED = 0  # a pretrained baseline has no training seed; its one result is seed0
 
 
 class UnknownRunError(MlrepError):
@@ -74,3 +76,47 @@ def run_values(section: Mapping[str, Any], run: str) -> dict[str, Any]:
             f"{run}: no such run in {SECTION}.runs; runs: {', '.join(run_names(section))}"
         )
     return {**values, **(section["runs"][run] or {})}
+
+
+def baseline_runs(section: Mapping[str, Any]) -> list[str]:
+    """Runs of the pretrained baselines evaluated at this scale (``baseline_runs``).
+
+    A baseline given a local stand-in checkpoint (``stand_ins``: a random model of the same
+    class, as tests make) runs as ``<name>-stand-in``, so its numbers never fill the row of
+    the real model in a table.
+    """
+    unknown = sorted(set(section["baseline_runs"]) - set(section["baselines"]))
+    unknown += sorted(set(section["stand_ins"]) - set(section["baselines"]))
+    if unknown:
+        raise UnknownRunError(
+            f"{SECTION}.baseline_runs/stand_ins name {unknown}, which are not in "
+            f"{SECTION}.baselines: {', '.join(section['baselines'])}"
+        )
+    return [
+        name + (STAND_IN_SUFFIX if name in section["stand_ins"] else "")
+        for name in section["baseline_runs"]
+    ]
+
+
+def baseline_name(run: str) -> str:
+    """The ``ch2_ems.baselines`` entry of a baseline run."""
+    return run.removesuffix(STAND_IN_SUFFIX)
+
+
+def benchmark_datasets(benchmarks: Mapping[str, Any]) -> dict[str, str]:
+    """Benchmark of ``ch2_ems.benchmarks`` -> the data folder key it reads
+    (``results/data/<key>``); a benchmark whose dataset is "" is not run."""
+    return {name: spec["dataset"] for name, spec in benchmarks.items() if spec["dataset"]}
+
+
+def baseline_checkpoint(section: Mapping[str, Any], run: str, fetched: str) -> str:
+    """The checkpoint folder of a baseline run: its local stand-in, else the folder the fetch
+    step fills (`fetched`, a pattern with ``{name}``)."""
+    name = baseline_name(run)
+    return section["stand_ins"][name] if run != name else fetched.format(name=name)
+
+
+def baseline_source(section: Mapping[str, Any], run: str) -> dict[str, Any]:
+    """Loader, hub and revision of a baseline run (its file list is the fetch step's)."""
+    spec = section["baselines"][baseline_name(run)]
+    return {key: value for key, value in spec.items() if key != "files"}

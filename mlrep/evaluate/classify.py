@@ -38,6 +38,20 @@ class Settings:
     runs: int = 5
     seed: int = 1
 
+    @classmethod
+    def from_params(cls, section: dict) -> Settings:
+        """The settings of params.yaml ``evaluate.classify`` (or the same keys from flags)."""
+        return cls(
+            hidden=tuple(int(h) for h in section["hidden"]),
+            dropout=float(section["dropout"]),
+            lr=float(section["lr"]),
+            weight_decay=float(section["weight_decay"]),
+            epochs=int(section["epochs"]),
+            batch_size=int(section["batch_size"]),
+            runs=int(section["runs"]),
+            seed=int(section["seed"]),
+        )
+
 
 @dataclass(frozen=True)
 class Labelled:

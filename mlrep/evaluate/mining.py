@@ -163,6 +163,22 @@ def evaluate(
     return result
 
 
+def hide_gold(rows: int, gold_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A BUCC-style comparable pair from `rows` aligned translations (a parallel split of a
+    multi-way corpus): which rows each side keeps, as (source rows, target rows).
+
+    A seeded `gold_fraction` of the rows keeps both sides (the gold pairs); every other row is
+    given to one side only, alternately, so each side also holds sentences whose translation
+    is absent, the non-parallel majority that makes mining hard. Rows are returned sorted.
+    """
+    if not 0 < gold_fraction < 1:
+        raise MiningError(f"gold_fraction must lie strictly between 0 and 1, got {gold_fraction}")
+    order = np.random.default_rng(seed).permutation(rows)
+    n_gold = max(1, round(gold_fraction * rows))
+    gold, rest = order[:n_gold], order[n_gold:]
+    return np.sort(np.concatenate([gold, rest[0::2]])), np.sort(np.concatenate([gold, rest[1::2]]))
+
+
 def read_ids(path: Path, rows: int) -> list[str]:
     """Sentence ids, one per embedding row: the first tab field of each line (BUCC files are
     ``id<TAB>sentence``; a plain list of ids works too)."""

@@ -122,11 +122,12 @@ def probe(train: States, test: States, settings: ProbeSettings) -> dict:
     """Per-layer source/target language accuracy (%) on `test` of probes trained on `train`.
 
     Returns ``{"src": [...], "tgt": [...], "directions": {dir: {"src": [...], "tgt": [...]}},
-    "languages": {...}, "n_train_tokens": [...], "n_test_tokens": [...]}``; lists run over
-    layers 1..K (encoder first). A sentence without rows (an empty hypothesis, at decoder
-    layers) adds no tokens; a direction without tokens at a layer is None there and left out
-    of that layer's mean; a layer without tokens in either file (an untrained model whose
-    outputs are all empty) is None, not a failure of the whole run.
+    "languages": {...}, "n_train_tokens": [...], "n_test_tokens": [...],
+    "n_encoder_layers": E}``; lists run over layers 1..K, the encoder's E first. A sentence
+    without rows (an empty hypothesis, at decoder layers) adds no tokens; a direction without
+    tokens at a layer is None there and left out of that layer's mean; a layer without tokens
+    in either file (an untrained model whose outputs are all empty) is None, not a failure of
+    the whole run.
     """
     _check_pair(train, test)
     directions = np.char.add(np.char.add(test.src_lang, "-"), test.tgt_lang)
@@ -166,4 +167,5 @@ def probe(train: States, test: States, settings: ProbeSettings) -> dict:
     out["directions"] = per_direction
     out["languages"] = {side: sorted(set(_languages(train, side))) for side in SIDES}
     out["n_train_tokens"], out["n_test_tokens"] = n_train, n_test
+    out["n_encoder_layers"] = train.n_encoder_layers
     return out

@@ -6,6 +6,8 @@
   (``test.<xx>-eng.<xx>`` / ``test.<xx>-eng.eng``) and embeds with the caller's encoder.
 - Flores many-to-many (2.4.2): P@1 for every ordered pair of the chosen (non-English)
   languages of a multi-way split (``<split>.multiway.<lang>``); each language is embedded once.
+  Where the languages do not share every row (a multi-way corpus with gaps, joined on segment
+  ids), each pair is scored on the rows both have.
 - ParaCrawl-style pools (2.4.4): a fixed number of queries searched among a larger pool of
   candidates (their gold translations plus distractors), ratio margin, k = 4 by default.
 """
@@ -31,15 +33,20 @@ class BenchmarkError(embeddings.EmbeddingError):
 
 def _embed(encode: Encode, path: Path, limit: int = 0) -> np.ndarray:
     lines = read_lines(path, BenchmarkError)[: limit or None]
+    return embed(encode, lines, str(path))
+
+
+def embed(encode: Encode, lines: list[str], label: str) -> np.ndarray:
+    """`encode(lines)` checked: one finite float row per line (`label` names the input)."""
     if not lines:
-        raise BenchmarkError(f"{path}: empty file; re-run the data step that writes it")
+        raise BenchmarkError(f"{label}: empty file; re-run the data step that writes it")
     vectors = np.asarray(encode(lines))
     if vectors.ndim != 2 or vectors.shape[0] != len(lines):
         raise BenchmarkError(
-            f"{path}: the encoder returned shape {vectors.shape} for {len(lines)} lines; "
+            f"{label}: the encoder returned shape {vectors.shape} for {len(lines)} lines; "
             "encode must return one row per sentence"
         )
-    return embeddings.check(vectors.astype(np.float32, copy=False), f"embeddings of {path}")
+    return embeddings.check(vectors.astype(np.float32, copy=False), f"embeddings of {label}")
 
 
 def tatoeba_languages(folder: Path) -> list[str]:
@@ -88,16 +95,48 @@ def many_to_many(
     margin: str | None = None,
     k: int = 4,
     block_size: int = DEFAULT_BLOCK,
+    ids: dict[str, Sequence[str]] | None = None,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    min_shared: int = 2,
 ) -> dict:
-    """P@1 of every ordered pair ``l1-l2`` (queries in l1, candidates in l2) and the mean."""
+    """P@1 of every ordered pair ``l1-l2`` (queries in l1, candidates in l2) and the mean.
+
+    Without `ids` the languages are row-aligned (Flores). With `ids` (one id per row of each
+    language) a pair is scored on the rows whose ids both languages have, in id order, so a
+    multi-way corpus with gaps yields real gold pairs; ``shared`` records how many. `pairs`
+    limits the unordered pairs scored (default: all); a pair sharing fewer than `min_shared`
+    rows is not scored but listed under ``skipped``, since P@1 among a handful of candidates
+    says little.
+    """
     if len(vectors) < 2:
         raise BenchmarkError(f"many-to-many retrieval needs two languages, got {sorted(vectors)}")
-    pairs: dict[str, float] = {}
-    for a, b in combinations(sorted(vectors), 2):
-        result = retrieval.evaluate(vectors[a], vectors[b], margin, k, block_size)
-        pairs[f"{a}-{b}"] = result["p_at_1_src2tgt"]
-        pairs[f"{b}-{a}"] = result["p_at_1_tgt2src"]
-    return {"pairs": pairs, "average": float(np.mean(list(pairs.values()))), "n_pairs": len(pairs)}
+    chosen = list(pairs) if pairs is not None else list(combinations(sorted(vectors), 2))
+    scores: dict[str, float] = {}
+    shared: dict[str, int] = {}
+    skipped: list[str] = []
+    for a, b in chosen:
+        src, tgt = vectors[a], vectors[b]
+        if ids is not None:
+            rows_a = {sentence_id: row for row, sentence_id in enumerate(ids[a])}
+            rows_b = {sentence_id: row for row, sentence_id in enumerate(ids[b])}
+            common = sorted(rows_a.keys() & rows_b.keys())
+            src = src[[rows_a[i] for i in common]]
+            tgt = tgt[[rows_b[i] for i in common]]
+        if src.shape[0] < min_shared:
+            skipped.append(f"{a}-{b}")
+            continue
+        result = retrieval.evaluate(src, tgt, margin, k, block_size)
+        scores[f"{a}-{b}"] = result["p_at_1_src2tgt"]
+        scores[f"{b}-{a}"] = result["p_at_1_tgt2src"]
+        shared[f"{a}-{b}"] = int(src.shape[0])
+    average = float(np.mean(list(scores.values()))) if scores else float("nan")
+    return {
+        "pairs": scores,
+        "average": average,
+        "n_pairs": len(scores),
+        "shared": shared,
+        "skipped": skipped,
+    }
 
 
 def flores(
@@ -137,16 +176,38 @@ def pool(
         )
     rng = np.random.default_rng(seed)
     rows = rng.permutation(src.shape[0])[:candidates]
-    query_rows = rows[:queries]
-    position = rng.permutation(candidates)
-    pool_rows = np.empty(candidates, dtype=np.int64)
-    pool_rows[position] = rows
-    predicted, _ = retrieval.predict(src[query_rows], tgt[pool_rows], margin, k, block_size)
+    result = ranked(
+        src[rows[:queries]], tgt[rows[:queries]], tgt[rows[queries:]], rng, margin, k, block_size
+    )
+    return {**result, "seed": seed}
+
+
+def ranked(
+    queries: np.ndarray,
+    gold: np.ndarray,
+    distractors: np.ndarray,
+    rng: np.random.Generator,
+    margin: str | None = "ratio",
+    k: int = 4,
+    block_size: int = DEFAULT_BLOCK,
+) -> dict:
+    """P@1 of each query (row i of `queries`) finding its gold (row i of `gold`) among all gold
+    rows and the distractors, shuffled by `rng`: the ParaCrawl protocol once the rows are drawn.
+
+    The distractors may come from the same bitext (its other rows) or from elsewhere in the
+    target language (other segments of a multi-way corpus); only the pool matters.
+    """
+    embeddings.check_aligned(queries, gold, "query embeddings", "gold embeddings")
+    embeddings.check_dimensions(gold, distractors, "gold embeddings", "distractor embeddings")
+    candidates = np.concatenate([gold, distractors])
+    position = rng.permutation(candidates.shape[0])
+    shuffled = np.empty_like(candidates)
+    shuffled[position] = candidates
+    predicted, _ = retrieval.predict(queries, shuffled, margin, k, block_size)
     return {
-        "p_at_1": retrieval.p_at_1(predicted, position[:queries]),
-        "queries": queries,
-        "candidates": candidates,
-        "seed": seed,
+        "p_at_1": retrieval.p_at_1(predicted, position[: queries.shape[0]]),
+        "queries": int(queries.shape[0]),
+        "candidates": int(candidates.shape[0]),
         "margin": retrieval.check_margin(margin),
         "k": k,
     }

@@ -89,16 +89,7 @@ def _classify(args: argparse.Namespace) -> int:
             f"{len(args.test_emb)} --test-emb files but {len(args.test_labels)} --test-labels "
             "files; give one label file per test embedding file, in the same order"
         )
-    settings = classify.Settings(
-        hidden=tuple(int(h) for h in section["hidden"]),
-        dropout=float(section["dropout"]),
-        lr=float(section["lr"]),
-        weight_decay=float(section["weight_decay"]),
-        epochs=int(section["epochs"]),
-        batch_size=int(section["batch_size"]),
-        runs=int(section["runs"]),
-        seed=int(section["seed"]),
-    )
+    settings = classify.Settings.from_params(section)
     train, classes = classify.load_labelled(args.train_emb, args.train_labels, None)
     dev, _ = classify.load_labelled(args.dev_emb, args.dev_labels, classes)
     tests = {

@@ -12,7 +12,7 @@ import argparse
 import json
 from pathlib import Path
 
-from mlrep.cliutil import effective, positive_int
+from mlrep.cliutil import UsageError, effective, positive_int
 from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
 from mlrep.report.metrics import METRICS_FILE
@@ -30,6 +30,7 @@ _TRAIN_KEYS = (
 )
 _DECODE_KEYS = ("beam", "max_len_a", "max_len_b", "batch_size")
 _STATES_KEYS = ("sentences",)
+_BLEURT_KEYS = ("checkpoint", "batch_size")
 
 
 def _values(args: argparse.Namespace, sub: str, keys: tuple[str, ...]) -> tuple[str, dict]:
@@ -41,9 +42,11 @@ def _prepare(args: argparse.Namespace) -> int:
 
     scale, limits = _values(args, "data", _DATA_KEYS)
     _, subwords = _values(args, "subwords", _SUBWORD_KEYS)
-    _, dataset = _values(args, f"datasets.{args.dataset}", ("languages", "vocab_size"))
+    _, dataset = _values(args, f"datasets.{args.dataset}", ("languages", "splits", "vocab_size"))
     with atomic_directory(args.out) as staging:
-        stats = data.cut(args.corpus, dataset["languages"], staging / "text", **limits)
+        stats = data.cut(
+            args.corpora, dataset["languages"], dataset["splits"], staging / "text", **limits
+        )
         stats["dataset"] = args.dataset
         data.write_stats(staging / "text", stats)
         prepare.prepare(
@@ -139,16 +142,40 @@ def _states(args: argparse.Namespace) -> int:
     return 0
 
 
-def _score(args: argparse.Namespace) -> int:
+def _decoded(args: argparse.Namespace) -> list:
+    """The directions translate wrote (every test direction, or the pivot's zero-shot ones)."""
     from mlrep.nmt.data import Direction, directions, read_stats
-    from mlrep.nmt.score import score
 
     languages = read_stats(args.data / "text")["languages"]
     wanted = [Direction.parse(p.stem) for p in sorted(args.hyp.glob("*.hyp"))]
     order = {d: i for i, d in enumerate(directions(languages))}
-    result = score(args.hyp, args.data / "text", sorted(wanted, key=order.__getitem__))
+    return sorted(wanted, key=order.__getitem__)
+
+
+def _score(args: argparse.Namespace) -> int:
+    from mlrep.nmt.score import score
+
+    result = score(args.hyp, args.data / "text", _decoded(args))
     atomic_write_text(args.out, json.dumps(result, indent=1) + "\n")
     print(json.dumps({k: round(v, 2) for k, v in result["metrics"].items() if "_bleu" in k}))
+    return 0
+
+
+def _bleurt(args: argparse.Namespace) -> int:
+    import torch
+
+    from mlrep.evaluate.bleurt import load
+    from mlrep.nmt.score import bleurt
+
+    torch.set_num_threads(args.threads)
+    _, settings = _values(args, "bleurt", _BLEURT_KEYS)
+    if not settings["checkpoint"]:
+        raise UsageError(f"{args.section}.bleurt.checkpoint is empty: BLEURT is not run here")
+    scorer = load(settings["checkpoint"])
+    result = bleurt(args.hyp, args.data / "text", _decoded(args), scorer, settings["batch_size"])
+    result["settings"] = settings | {"device": scorer.device}
+    atomic_write_text(args.out, json.dumps(result, indent=1) + "\n")
+    print(json.dumps({k: round(v, 2) for k, v in result["metrics"].items() if "_bleurt" in k}))
     return 0
 
 
@@ -173,6 +200,8 @@ def _metrics(args: argparse.Namespace) -> int:
         name: path for name, path in (("sup", args.probe_sup), ("zst", args.probe_zst)) if path
     }
     extra.update(metrics.layer_metrics(probes, args.svcca))
+    if args.bleurt:
+        extra.update(json.loads(args.bleurt.read_text(encoding="utf-8"))["metrics"])
     scale, _ = effective(args, args.section, ())
     doc = metrics.document(args.section, args.run, args.seed, scale, scores, extra)
     atomic_write_text(args.out, json.dumps(doc, indent=1) + "\n")
@@ -195,12 +224,15 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     base.add_argument("--threads", type=positive_int, default=1, help="CPU threads")
 
     prep = sub.add_parser("prepare", parents=[base], help="cut a dataset, subwords, binarise")
-    prep.add_argument("--corpus", type=Path, required=True, help="multi-way corpus folder")
+    prep.add_argument(
+        "--corpora", type=Path, nargs="+", required=True, help="normalised corpus folders"
+    )
     prep.add_argument("--dataset", required=True, help="dataset name (params datasets.<name>)")
     prep.add_argument("--out", type=Path, required=True)
     for key in _DATA_KEYS:
         prep.add_argument(f"--{key.replace('_', '-')}", type=positive_int)
     prep.add_argument("--languages", nargs="+")
+    prep.add_argument("--splits", nargs=3, metavar=("TRAIN", "VALID", "TEST"))
     prep.add_argument("--model-type", choices=("unigram", "bpe"))
     prep.add_argument("--vocab-size", type=positive_int)
     prep.add_argument("--character-coverage", type=float)
@@ -251,6 +283,14 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     sc.add_argument("--out", type=Path, required=True)
     sc.set_defaults(func=_score)
 
+    bl = sub.add_parser("bleurt", parents=[base], help="BLEURT per direction (Table E.9)")
+    bl.add_argument("--data", type=Path, required=True)
+    bl.add_argument("--hyp", type=Path, required=True)
+    bl.add_argument("--out", type=Path, required=True)
+    bl.add_argument("--checkpoint", help="hub id (lucadiliello/BLEURT-20) or local folder")
+    bl.add_argument("--batch-size", type=positive_int)
+    bl.set_defaults(func=_bleurt)
+
     mt = sub.add_parser("metrics", parents=[base], help="write a run's metrics.json")
     mt.add_argument("--scores", type=Path, required=True)
     mt.add_argument("--hyp", type=Path, required=True)
@@ -259,6 +299,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     mt.add_argument("--probe-sup", type=Path)
     mt.add_argument("--probe-zst", type=Path)
     mt.add_argument("--svcca", type=Path)
+    mt.add_argument("--bleurt", type=Path, help="`mlrep nmt bleurt`'s output (full scale)")
     mt.add_argument("--off-target-model", choices=("lite", "full"), default="lite")
     mt.add_argument("--off-target-model-path", default="", help="lid.176.bin (model full)")
     mt.add_argument("--out", type=Path, required=True)

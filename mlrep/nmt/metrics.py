@@ -3,7 +3,9 @@
 Gathers what the earlier steps wrote: BLEU per direction and its averages (`mlrep.nmt.score`),
 the zero-shot off-target rate (fastText language ID from `mlrep.evaluate.offtarget`, averaged
 over zero-shot directions as the thesis does), the probes' per-layer accuracies
-(``llr_{sup,zst}_{src,tgt}_l<k>``) and encoder SVCCA (``svcca_l<k>``).
+(``llr_{sup,zst}_{src,tgt}_enc<k>`` and ``…_dec<k>``: named by the model's own layers, so a
+2+2-layer tiny model's decoder lands where the thesis's 6+6 figures put decoder layers,
+L7–L12) and encoder SVCCA (``svcca_l<k>``).
 """
 
 from __future__ import annotations
@@ -33,9 +35,12 @@ def layer_metrics(probes: dict[str, Path], svcca: Path | None) -> dict[str, floa
     out: dict[str, float] = {}
     for subset, path in probes.items():
         result = json.loads(path.read_text(encoding="utf-8"))
+        encoder = result["n_encoder_layers"]
         for side in ("src", "tgt"):
             for k, value in enumerate(result[side], start=1):
-                out[f"llr_{subset}_{side}_l{k}"] = float(value)
+                if value is not None:  # a layer without tokens (every hypothesis empty)
+                    layer = f"enc{k}" if k <= encoder else f"dec{k - encoder}"
+                    out[f"llr_{subset}_{side}_{layer}"] = float(value)
     if svcca is not None:
         values = json.loads(svcca.read_text(encoding="utf-8"))["svcca"]
         out.update({f"svcca_l{k}": float(v) for k, v in enumerate(values, start=1)})

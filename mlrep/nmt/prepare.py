@@ -5,8 +5,9 @@ so English does not dominate the vocabulary through its repetition across pairs)
 dictionary shared by encoder and decoder (``--share-all-embeddings`` needs it), with every
 language tag in it. Both tag formats are binarised from the same subwords, so the TAG factor
 changes nothing but the tags. fairseq's valid subset holds the supervised directions (the
-thesis selects checkpoints by supervised validation loss); every split and direction is also
-kept as subword text under ``sp/`` for decoding, scoring and the probes.
+thesis selects checkpoints by supervised validation loss); every direction of every split
+(`mlrep.nmt.data.split_directions`) is also kept as subword text under ``sp/`` for decoding,
+scoring and the probes.
 """
 
 from __future__ import annotations
@@ -17,14 +18,13 @@ from pathlib import Path
 
 from mlrep.io import atomic_write_text
 from mlrep.nmt.data import (
-    PIVOT,
     SPLITS,
     TAGS,
     Direction,
     NmtDataError,
-    directions,
     read_pair,
     read_stats,
+    split_directions,
     tag,
     tag_source,
     tag_target,
@@ -34,13 +34,6 @@ from mlrep.text.subwords import encode_sentencepiece, train_sentencepiece
 SPM = "spm.model"
 DICT = "dict.txt"
 _SPECIALS = {"<unk>", "<s>", "</s>", "<pad>"}
-
-
-def split_directions(languages: list[str], split: str) -> list[Direction]:
-    """Directions present in a split: train has en-xx bitexts only, valid/test every one."""
-    if split == "train":
-        return [Direction(PIVOT, xx) for xx in sorted(set(languages) - {PIVOT})]
-    return directions(languages)
 
 
 def prepare(
@@ -94,8 +87,6 @@ def _binarise(out: Path, languages: list[str], tag_format: str) -> None:
         sources: list[str] = []
         targets: list[str] = []
         for d in split_directions(languages, split):
-            if d.zero_shot:
-                continue
             src, tgt = read_subwords(out, split, d)
             pairs = [(d, src, tgt)]
             if split == "train":

@@ -1,4 +1,5 @@
-"""SacreBLEU per direction, the chapter's averages, and the statistics for the bootstrap.
+"""SacreBLEU (and, at full scale, BLEURT) per direction, the chapter's averages, and the
+statistics for the bootstrap.
 
 Tokenizer ``zh`` for Chinese targets and ``13a`` otherwise (the thesis's protocol); each
 direction keeps sacrebleu's signature. ``zst_bleu`` / ``sup_bleu`` are the means over the
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from sacrebleu.metrics import BLEU
 
+from mlrep.evaluate.bleurt import Bleurt
 from mlrep.io import read_lines
 from mlrep.nmt.data import Direction, NmtDataError, read_pair
 from mlrep.report.stats import sentence_stats
@@ -22,18 +24,24 @@ def tokenizer(lang: str) -> str:
     return "zh" if lang.split("_")[0] == "zh" else "13a"
 
 
+def _hypotheses(hyp_dir: Path, text_dir: Path, d: Direction) -> tuple[list[str], list[str]]:
+    """A direction's hypotheses and test references, one each."""
+    hyps = read_lines(hyp_dir / f"{d.name}.hyp", NmtDataError)
+    _, refs = read_pair(text_dir, "test", d)
+    if len(hyps) != len(refs):
+        raise NmtDataError(
+            f"{hyp_dir / (d.name + '.hyp')}: {len(hyps)} hypotheses for {len(refs)} "
+            "references; decode again"
+        )
+    return hyps, refs
+
+
 def score(hyp_dir: Path, text_dir: Path, wanted: Sequence[Direction]) -> dict:
     """BLEU of ``<dir>.hyp`` files against the test references of each direction."""
     per_direction: dict[str, dict] = {}
     stats: dict[str, list[list[float]]] = {"zst_bleu": [], "sup_bleu": []}
     for d in wanted:
-        hyps = read_lines(hyp_dir / f"{d.name}.hyp", NmtDataError)
-        _, refs = read_pair(text_dir, "test", d)
-        if len(hyps) != len(refs):
-            raise NmtDataError(
-                f"{hyp_dir / (d.name + '.hyp')}: {len(hyps)} hypotheses for {len(refs)} "
-                "references; decode again"
-            )
+        hyps, refs = _hypotheses(hyp_dir, text_dir, d)
         bleu = BLEU(tokenize=tokenizer(d.tgt))
         result = bleu.corpus_score(hyps, [refs])
         per_direction[d.name] = {
@@ -45,13 +53,34 @@ def score(hyp_dir: Path, text_dir: Path, wanted: Sequence[Direction]) -> dict:
         stats["zst_bleu" if d.zero_shot else "sup_bleu"].extend(
             sentence_stats(hyps, refs, tokenize=tokenizer(d.tgt))
         )
-    metrics = {f"bleu_{name}": v["bleu"] for name, v in per_direction.items()}
-    for key, zero_shot in (("zst_bleu", True), ("sup_bleu", False)):
-        values = [v["bleu"] for v in per_direction.values() if v["zero_shot"] == zero_shot]
-        if values:
-            metrics[key] = sum(values) / len(values)
     return {
-        "metrics": metrics,
+        "metrics": _metrics(per_direction, "bleu"),
         "directions": per_direction,
         "bleu_stats": {k: v for k, v in stats.items() if v},
     }
+
+
+def _metrics(per_direction: dict[str, dict], name: str) -> dict[str, float]:
+    """``<name>_<dir>`` per direction and their means over zero-shot / supervised ones."""
+    metrics = {f"{name}_{d}": v[name] for d, v in per_direction.items()}
+    for key, zero_shot in ((f"zst_{name}", True), (f"sup_{name}", False)):
+        values = [v[name] for v in per_direction.values() if v["zero_shot"] == zero_shot]
+        if values:
+            metrics[key] = sum(values) / len(values)
+    return metrics
+
+
+def bleurt(
+    hyp_dir: Path, text_dir: Path, wanted: Sequence[Direction], scorer: Bleurt, batch_size: int
+) -> dict:
+    """BLEURT ×100 (the thesis's Table E.9 scale) per direction, and its averages."""
+    per_direction: dict[str, dict] = {}
+    for d in wanted:
+        hyps, refs = _hypotheses(hyp_dir, text_dir, d)
+        values = scorer.score(refs, hyps, batch_size)
+        per_direction[d.name] = {
+            "bleurt": 100 * sum(values) / len(values),
+            "zero_shot": d.zero_shot,
+            "lines": len(hyps),
+        }
+    return {"metrics": _metrics(per_direction, "bleurt"), "directions": per_direction}

@@ -2,8 +2,9 @@
 
 A figure has panels; a panel has series; a series takes its points either from a defined
 table (``table`` + ``column`` over ``rows``, or ``row`` over ``columns``) or from results
-(``run`` + ``metrics``, one metric per x position). Table series are drawn twice: the
-published numbers (solid, filled markers) and the measured ones (dashed, open markers).
+(``run`` + ``metrics``, one metric per x position, or ``runs`` + ``metric``, one run per x
+position). Table series are drawn twice: the published numbers (solid, filled markers) and
+the measured ones (dashed, open markers).
 A result series may name a ``seed`` when the thesis plots one seed only (Figs E.1, E.2).
 A panel with nothing measured and nothing published says "not run at scale …" instead of
 being left empty. One style for all: black and greys, a distinct marker, line style and
@@ -147,10 +148,18 @@ def _mean(
     return statistics.fmean(values) if values else None
 
 
-def _result_series(spec: dict[str, Any], results: Results, chapter: str) -> Series:
-    measured = [
-        _mean(results, chapter, spec["run"], metric, spec.get("seed")) for metric in spec["metrics"]
-    ]
+def _result_series(spec: dict[str, Any], results: Results, chapter: str, fig: str) -> Series:
+    """One point per x position: ``run`` + ``metrics`` (one metric per x, e.g. per layer) or
+    ``runs`` + ``metric`` (one run per x, e.g. one per dataset, Fig 8.3)."""
+    if {"run", "metrics"} <= spec.keys():
+        points = [(spec["run"], metric) for metric in spec["metrics"]]
+    elif {"runs", "metric"} <= spec.keys():
+        points = [(run, spec["metric"]) for run in spec["runs"]]
+    else:
+        raise FigureDefinitionError(
+            f"{fig}: result series {spec.get('label')!r} needs run + metrics or runs + metric"
+        )
+    measured = [_mean(results, chapter, run, metric, spec.get("seed")) for run, metric in points]
     return Series(spec["label"], [None] * len(measured), measured)
 
 
@@ -162,7 +171,7 @@ def panels(
         series = [
             _table_series(s, tables, fig_id)
             if "table" in s
-            else _result_series(s, results, spec["chapter"])
+            else _result_series(s, results, spec["chapter"], fig_id)
             for s in panel["series"]
         ]
         n = {len(s.published) for s in series}

@@ -1,31 +1,60 @@
 """Chapter 2 (EMS): one tokenisation, every Table 2.14 / LaBSE-EMS-* run and the Table 2.2 grid.
 
 `snakemake ch2_ems` prepares the chapter's pairs, trains each run of `ch2_ems.runs` and each
-grid point (`grid/<key>-<value>`) per seed, evaluates the runs on Tatoeba and the held-out
-pairs (grid points on their validation loss) and rebuilds the report.
+grid point (`grid/<key>-<value>`) per seed, evaluates the runs on Tatoeba, the held-out pairs
+and the benchmarks of `ch2_ems.benchmarks` (grid points on their validation loss), scores the
+pretrained baselines of `ch2_ems.baseline_runs` with the same protocols, and rebuilds the report.
 """
 
+import json
 import os
 import re
+import shlex
 
 from mlrep.embed import runs as ems_runs
 
 EMS = CFG["ch2_ems"]
 EMS_CHAPTER = ems_runs.SECTION
 EMS_RUN = str(PATHS.embed_run(EMS_CHAPTER, "{run}", "{seed}"))
-EMS_GRID = str(PATHS.embed_run(EMS_CHAPTER, ems_runs.GRID_PREFIX + "{point}", "{seed}"))
+EMS_GRID = str(
+    PATHS.embed_run(EMS_CHAPTER, f"{ems_runs.GRID_PREFIX}{{point}}", "{seed}")
+)
+EMS_BASELINE = str(PATHS.embed_run(EMS_CHAPTER, "{baseline}", ems_runs.BASELINE_SEED))
+EMS_CHECKPOINT = str(PATHS.resources.joinpath("models", EMS_CHAPTER, "{name}"))
 EMS_NAMES = "|".join(re.escape(run) for run in ems_runs.run_names(EMS))
 EMS_POINTS = "|".join(re.escape(point) for point in ems_runs.grid_points(EMS))
+EMS_BASELINES = ems_runs.baseline_runs(EMS)
+# what every evaluation reads besides its encoder, and the settings as the CLI takes them
+EMS_SCORING = {
+    "tatoeba": str(PATHS.dataset(EMS["tatoeba"])),
+    "benchmarks": [
+        str(PATHS.dataset(k))
+        for k in ems_runs.benchmark_datasets(EMS["benchmarks"]).values()
+    ],
+}
+EMS_SETTINGS = shlex.quote(
+    json.dumps({"benchmarks": EMS["benchmarks"], "evaluate": CFG["evaluate"]})
+)
 
 CHAPTER_DATA[EMS_CHAPTER] = [
-    str(PATHS.dataset(key)) for key in [*EMS["sources"], EMS["tatoeba"]]
+    *(str(PATHS.dataset(source)) for source in EMS["sources"]),
+    EMS_SCORING["tatoeba"],
+    *EMS_SCORING["benchmarks"],
 ]
 CHAPTER_TARGETS[EMS_CHAPTER] = [
     os.path.join(folder, "metrics.json")
-    for seed in EMS["seeds"]
     for folder in [
-        *(EMS_RUN.format(run=run, seed=seed) for run in ems_runs.run_names(EMS)),
-        *(EMS_GRID.format(point=p, seed=seed) for p in ems_runs.grid_points(EMS)),
+        *(
+            EMS_RUN.format(run=run, seed=seed)
+            for seed in EMS["seeds"]
+            for run in ems_runs.run_names(EMS)
+        ),
+        *(
+            EMS_GRID.format(point=p, seed=seed)
+            for seed in EMS["seeds"]
+            for p in ems_runs.grid_points(EMS)
+        ),
+        *(EMS_BASELINE.format(baseline=run) for run in EMS_BASELINES),
     ]
 ]
 
@@ -83,19 +112,22 @@ rule ems_train:
         out=lambda wildcards, output: os.path.dirname(output.model),
         flags=lambda wildcards: flags_from(ems_runs.run_values(EMS, wildcards.run)),
         scale=CFG["scale"],
+    # exec: the trainer is the job step's task, so SLURM's USR1/TERM reach it first and no
+    # shell dies of them before the checkpoint is saved (mlrep/train/checkpoint.py)
     shell:
-        "mlrep embed train --data {input} --out {params.out} --run {wildcards.run} "
+        "exec mlrep embed train --data {input} --out {params.out} --run {wildcards.run} "
         "--seed {wildcards.seed} --threads {threads} --scale {params.scale} {params.flags} "
         "> {log} 2>&1"
 
 
 rule ems_evaluate:
-    """Tatoeba P@1 per language (real benchmark) and held-out P@1 of one run's encoder."""
+    """Tatoeba P@1 per language (real benchmark), held-out P@1 and the benchmarks of one run's
+    encoder (a GPU job at full: BUCC and ParaCrawl embed millions of sentences)."""
     input:
+        unpack(lambda wildcards: EMS_SCORING),
         model=rules.ems_train.output.model,
         summary=rules.ems_train.output.summary,
         prepared=rules.ems_prepare.output,
-        tatoeba=str(PATHS.dataset(EMS["tatoeba"])),
     output:
         os.path.join(EMS_RUN, "metrics.json"),
     log:
@@ -105,16 +137,72 @@ rule ems_evaluate:
         seed=r"\d+",
     conda:
         MLREP_ENV
-    threads: job_threads("cpu_light")
+    threads: job_threads("gpu_train")
     resources:
-        **job_resources("cpu_light"),
+        **job_resources("gpu_train"),
     params:
         flags=flags_from(EMS["evaluate"]),
+        settings=lambda wildcards: EMS_SETTINGS,  # holds "{group}": no wildcard
+        data_root=PATHS.results.joinpath("data"),
         scale=CFG["scale"],
     shell:
         "mlrep embed evaluate --model {input.model} --data {input.prepared} "
-        "--tatoeba {input.tatoeba} --out {output} --run {wildcards.run} --seed {wildcards.seed} "
+        "--tatoeba {input.tatoeba} --settings {params.settings} --data-root {params.data_root} "
+        "--out {output} --run {wildcards.run} --seed {wildcards.seed} "
         "--threads {threads} --scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ems_fetch:
+    """Download a pretrained baseline from its hub (LaBSE, LASER, ...); kept between runs."""
+    output:
+        directory(EMS_CHECKPOINT),
+    log:
+        log_path(EMS_CHAPTER, "fetch_{name}"),
+    wildcard_constraints:
+        name="|".join(re.escape(name) for name in EMS["baselines"]),
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+        network=1,
+    params:
+        flags=lambda wildcards: flags_from(EMS["baselines"][wildcards.name]),
+    shell:
+        "mlrep embed fetch --name {wildcards.name} --dest {output} {params.flags} > {log} 2>&1"
+
+
+rule ems_baseline:
+    """A pretrained baseline (or its stand-in) scored with the protocols of the EMS runs."""
+    input:
+        unpack(lambda wildcards: EMS_SCORING),
+        checkpoint=lambda wildcards: ems_runs.baseline_checkpoint(
+            EMS, wildcards.baseline, EMS_CHECKPOINT
+        ),
+    output:
+        os.path.join(EMS_BASELINE, "metrics.json"),
+    log:
+        log_path(EMS_CHAPTER, "{baseline}", "evaluate"),
+    wildcard_constraints:
+        baseline="|".join(re.escape(run) for run in EMS_BASELINES) or "(?!)",
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_train")
+    resources:
+        **job_resources("gpu_train"),
+    params:
+        spec=lambda wildcards: flags_from(
+            ems_runs.baseline_source(EMS, wildcards.baseline)
+        ),
+        flags=flags_from(EMS["evaluate"]),
+        settings=lambda wildcards: EMS_SETTINGS,  # holds "{group}": no wildcard
+        data_root=PATHS.results.joinpath("data"),
+        scale=CFG["scale"],
+    shell:
+        "mlrep embed baseline --run {wildcards.baseline} --checkpoint {input.checkpoint} "
+        "{params.spec} --tatoeba {input.tatoeba} --settings {params.settings} "
+        "--data-root {params.data_root} --out {output} --threads {threads} "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
 
 
 rule ems_grid_evaluate:
@@ -141,5 +229,5 @@ rule ems_grid_evaluate:
         scale=CFG["scale"],
     shell:
         "mlrep embed evaluate --model {input.model} --data {input.prepared} --out {output} "
-        "--run {params.run} --seed {wildcards.seed} --threads {threads} "
+        "--run {params.run} --seed {wildcards.seed} --threads {threads} --no-benchmarks "
         "--scale {params.scale} {params.flags} > {log} 2>&1"

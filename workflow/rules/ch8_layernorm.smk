@@ -21,6 +21,7 @@ CH8_STATES = str(CH8_RUN / "states")
 CH8_PROBE = str(CH8_RUN / "probe_{ch8_subset}.json")
 CH8_SVCCA = str(CH8_RUN / "svcca.json")
 CH8_SCORES = str(CH8_RUN / "scores.json")
+CH8_BLEURT = str(CH8_RUN / "bleurt.json")
 CH8_METRICS = str(CH8_RUN / "metrics.json")
 CH8_SYSTEM = ch8_systems.PATTERN
 CH8_WILDCARDS = {
@@ -37,6 +38,13 @@ CH8_ANALYSES = {
     "probe_zst": CH8_PROBE.replace("{ch8_subset}", "zst"),
     "svcca": CH8_SVCCA,
 }
+# BLEURT (Table E.9) only where a checkpoint is configured (full: BLEURT-20 from the hub)
+CH8_SCORERS = {"bleurt": CH8_BLEURT} if CH8["bleurt"]["checkpoint"] else {}
+CHAPTER_DATA[CH8_CHAPTER] = [
+    str(PATHS.dataset(key))
+    for d in CH8["run_datasets"]
+    for key in CH8["datasets"][d]["corpora"]
+]
 CHAPTER_TARGETS[CH8_CHAPTER] = [
     CH8_METRICS.format(ch8_dataset=d, ch8_system=s, ch8_seed=seed)
     for d, s, seed in ch8_grid.scored_runs(CH8)
@@ -48,9 +56,12 @@ localrules:
 
 
 rule ch8_prepare:
-    """Cut an English-centric multi-way dataset, train its joint subwords, binarise both tag formats."""
+    """Cut an English-centric dataset from its corpora, train joint subwords, binarise both tag formats."""
     input:
-        lambda w: str(PATHS.dataset(CH8["datasets"][w.ch8_dataset]["corpus"])),
+        lambda w: [
+            str(PATHS.dataset(key))
+            for key in CH8["datasets"][w.ch8_dataset]["corpora"]
+        ],
     output:
         directory(CH8_DATA),
     log:
@@ -65,13 +76,13 @@ rule ch8_prepare:
     params:
         dataset_flags=lambda w: flags_from(
             ch8_grid.subset(
-                CH8["datasets"][w.ch8_dataset], ("languages", "vocab_size")
+                CH8["datasets"][w.ch8_dataset], ("languages", "splits", "vocab_size")
             )
         ),
         flags=flags_from({**CH8["data"], **CH8["subwords"]}),
         scale=CFG["scale"],
     shell:
-        "mlrep nmt prepare --corpus {input} --dataset {wildcards.ch8_dataset} --out {output} "
+        "mlrep nmt prepare --corpora {input} --dataset {wildcards.ch8_dataset} --out {output} "
         "--threads {threads} --scale {params.scale} {params.dataset_flags} {params.flags} "
         "> {log} 2>&1"
 
@@ -100,8 +111,10 @@ rule ch8_train:
         ),
         flags=flags_from(CH8["train"]),
         scale=CFG["scale"],
+    # exec: the trainer is the job step's task, so SLURM's USR1/TERM reach it first and no
+    # shell dies of them before the checkpoint is saved (mlrep/train/checkpoint.py)
     shell:
-        "mlrep nmt train --data {input} --dataset {wildcards.ch8_dataset} "
+        "exec mlrep nmt train --data {input} --dataset {wildcards.ch8_dataset} "
         "--system {wildcards.ch8_system} --seed {wildcards.ch8_seed} --out {params.out} "
         "--threads {threads} --scale {params.scale} {params.dataset_flags} {params.flags} "
         "> {log} 2>&1"
@@ -254,11 +267,37 @@ rule ch8_score:
         "mlrep nmt score --data {input.data} --hyp {input.hyp} --out {output} > {log} 2>&1"
 
 
-rule ch8_metrics:
-    """metrics.json of one run: BLEU, off-target rate, probes, SVCCA (mlrep/report/metrics.py)."""
+rule ch8_bleurt:
+    """BLEURT ×100 per test direction with the configured checkpoint (Table E.9)."""
     input:
-        # the probes and SVCCA of a trained system; the pivot baseline has none
-        unpack(lambda w: {} if w.ch8_system == "pivot" else CH8_ANALYSES),
+        data=CH8_DATA,
+        hyp=CH8_HYP,
+    output:
+        CH8_BLEURT,
+    log:
+        log_path(CH8_CHAPTER, "bleurt_{ch8_dataset}_{ch8_system}_seed{ch8_seed}"),
+    wildcard_constraints:
+        **CH8_ANY_WILDCARDS,
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_train")
+    resources:
+        **job_resources("gpu_train"),
+    params:
+        flags=flags_from(CH8["bleurt"]),
+        scale=CFG["scale"],
+    shell:
+        "mlrep nmt bleurt --data {input.data} --hyp {input.hyp} --out {output} "
+        "--threads {threads} --scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch8_metrics:
+    """metrics.json of one run: BLEU, off-target rate, probes, SVCCA, BLEURT (mlrep/report/metrics.py)."""
+    input:
+        # the probes and SVCCA of a trained system (the pivot baseline has none), BLEURT
+        unpack(
+            lambda w: CH8_SCORERS | ({} if w.ch8_system == "pivot" else CH8_ANALYSES)
+        ),
         scores=CH8_SCORES,
         hyp=CH8_HYP,
     output:
@@ -275,7 +314,7 @@ rule ch8_metrics:
     params:
         analyses=lambda wildcards, input: " ".join(
             f"--{name.replace('_', '-')} {input[name]}"
-            for name in CH8_ANALYSES
+            for name in CH8_ANALYSES | CH8_SCORERS
             if name in input.keys()
         ),
         flags=flags_from({f"off_target_{k}": v for k, v in CH8["off_target"].items()}),

@@ -1,0 +1,392 @@
+"""Chapter 2's benchmarks beyond Tatoeba, for any encoder, under the metric names its tables read.
+
+Each protocol reads one of two layouts, so one code path serves both scales:
+
+- the embedded corpus (scale tiny; the folder has the corpus's ``manifest.json``): its
+  held-out splits ``<split>.en-<xx>.{en,<xx>,id}``, whose segment ids join the languages.
+  Flores-style pairs are scored on the test segments two languages share; BUCC-style mining
+  hides each language's gold pairs among sentences whose translation is absent
+  (`mining.hide_gold`), picks the threshold on the ``tune`` split and scores ``test``;
+  ParaCrawl-style queries in xx are searched among their English translations plus English
+  test sentences of other segments. These measure the same skills on other text: they are
+  not Flores, BUCC or ParaCrawl numbers, and the tables' captions say so.
+- the data layer's normalised benchmarks (scale full; ``metadata.json``): Flores
+  ``<split>.multiway.<code>``, BUCC ``<split>.<xx>-en.{<xx>,en}`` + ``.ids`` + ``.gold``,
+  ParaCrawl ``<split>.<pair>.<lang>``, labelled sets ``<set>.<lang>`` + ``.label``.
+
+Metrics, in percent: ``flores_<a>-<b>`` (queries in a) and ``flores_<group>`` (the mean over
+every ordered pair of the group, written only when all of them were scored), ``bucc_<xx>``
+(F1), ``paracrawl_<xx>`` (P@1) and ``<benchmark>[_<group>]_<l1>-<l2>`` (accuracy of a
+classifier trained on l1 and tested on l2: MLDoc, Amazon CLS, MARC). A language a benchmark
+lacks is not scored and is listed under ``missing`` in the details, so its cells read "not
+run" instead of an average over fewer languages.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections.abc import Callable, Mapping
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mlrep.evaluate import classify, mining, protocols
+from mlrep.evaluate.protocols import BenchmarkError
+from mlrep.io import decode_line, read_lines
+
+Encode = Callable[[list[str]], np.ndarray]
+CORPUS_MANIFEST = "manifest.json"  # written by `mlrep corpus tiny`
+DATASET_METADATA = "metadata.json"  # written by `mlrep data normalize`
+CLASSIFICATION = ("mldoc", "amazon_cls", "amazon_marc")
+NAMES = ("flores", "bucc", "paracrawl", *CLASSIFICATION)
+
+
+def is_corpus(folder: Path) -> bool:
+    """True for the embedded corpus, False for a normalised registry dataset."""
+    if (folder / CORPUS_MANIFEST).exists():
+        return True
+    if (folder / DATASET_METADATA).exists():
+        return False
+    raise BenchmarkError(
+        f"{folder}: neither the embedded corpus ({CORPUS_MANIFEST}) nor a normalised dataset "
+        f"({DATASET_METADATA}); build it first (snakemake {folder})"
+    )
+
+
+def _warn(missing: list[str], name: str, folder: Path) -> None:
+    if missing:
+        print(f"{name}: {folder} has no data for {', '.join(missing)}; not scored", file=sys.stderr)
+
+
+def _ids(path: Path, rows: int) -> list[str]:
+    ids = read_lines(path, BenchmarkError)
+    if len(ids) != rows:
+        raise BenchmarkError(f"{path}: {len(ids)} ids for {rows} sentences; rebuild the corpus")
+    return ids
+
+
+# --- Flores: many-to-many retrieval ---------------------------------------------------------
+
+
+def flores(encode: Encode, folder: Path, spec: Mapping[str, Any], block_size: int) -> tuple:
+    """P@1 of every ordered pair within each language group (cosine, as the thesis)."""
+    corpus = is_corpus(folder)
+    languages = list(dict.fromkeys(lang for group in spec["groups"].values() for lang in group))
+    vectors: dict[str, np.ndarray] = {}
+    ids: dict[str, list[str]] = {}
+    missing = []
+    for lang in languages:
+        if corpus:
+            path = folder / f"{spec['split']}.en-{lang}.{lang}"
+        else:
+            path = folder / f"{spec['split']}.multiway.{spec['codes'].get(lang, lang)}"
+        if not path.exists():
+            missing.append(lang)
+            continue
+        lines = read_lines(path, BenchmarkError)
+        vectors[lang] = protocols.embed(encode, lines, str(path))
+        # Flores is row-aligned: a line's number is its id
+        if corpus:
+            ids[lang] = _ids(path.with_suffix(".id"), len(lines))
+        else:
+            ids[lang] = [str(row) for row in range(len(lines))]
+    _warn(missing, "flores", folder)
+    pairs = sorted(
+        {
+            pair
+            for group in spec["groups"].values()
+            for pair in combinations(sorted(lang for lang in group if lang in vectors), 2)
+        }
+    )
+    metrics: dict[str, float] = {}
+    result: dict[str, Any] = {"shared": {}, "skipped": []}
+    if pairs:
+        result = protocols.many_to_many(
+            vectors,
+            None,
+            block_size=block_size,
+            ids=ids,
+            pairs=pairs,
+            min_shared=spec["min_shared"],
+        )
+        metrics = {f"flores_{pair}": value for pair, value in result["pairs"].items()}
+    for name, group in spec["groups"].items():
+        ordered = [f"flores_{a}-{b}" for a in group for b in group if a != b]
+        if ordered and all(key in metrics for key in ordered):
+            metrics[f"flores_{name}"] = statistics.fmean(metrics[key] for key in ordered)
+    details = {"missing": missing, "shared": result["shared"], "skipped": result["skipped"]}
+    return metrics, details
+
+
+# --- BUCC: bitext mining --------------------------------------------------------------------
+
+
+def _bucc_split(
+    encode: Encode, folder: Path, corpus: bool, split: str, lang: str, spec: Mapping[str, Any]
+) -> tuple[mining.Split, dict[str, str], dict[str, str]] | None:
+    """One mining split of `lang` (source) and English (target), with each side's id -> text."""
+    if corpus:
+        stem = f"{folder}/{split}.en-{lang}"
+        if not Path(f"{stem}.{lang}").exists():
+            return None
+        xx = read_lines(Path(f"{stem}.{lang}"), BenchmarkError)
+        en = read_lines(Path(f"{stem}.en"), BenchmarkError)
+        ids = _ids(Path(f"{stem}.id"), len(xx))
+        src_rows, tgt_rows = mining.hide_gold(len(ids), spec["gold_fraction"], spec["seed"])
+        src_text, tgt_text = [xx[r] for r in src_rows], [en[r] for r in tgt_rows]
+        src_ids, tgt_ids = [ids[r] for r in src_rows], [ids[r] for r in tgt_rows]
+        gold = {(ids[r], ids[r]) for r in np.intersect1d(src_rows, tgt_rows)}
+    else:
+        stem = f"{folder}/{split}.{lang}-en"
+        if not Path(f"{stem}.{lang}").exists():
+            return None
+        src_text = read_lines(Path(f"{stem}.{lang}"), BenchmarkError)
+        tgt_text = read_lines(Path(f"{stem}.en"), BenchmarkError)
+        src_ids = mining.read_ids(Path(f"{stem}.{lang}.ids"), len(src_text))
+        tgt_ids = mining.read_ids(Path(f"{stem}.en.ids"), len(tgt_text))
+        gold = mining.read_gold(Path(f"{stem}.gold"), src_ids, tgt_ids)
+    split_data = mining.Split(
+        protocols.embed(encode, src_text, f"{stem}.{lang}"),
+        protocols.embed(encode, tgt_text, f"{stem}.en"),
+        src_ids,
+        tgt_ids,
+        gold,
+    )
+    return (
+        split_data,
+        dict(zip(src_ids, src_text, strict=True)),
+        dict(zip(tgt_ids, tgt_text, strict=True)),
+    )
+
+
+def bucc(
+    encode: Encode,
+    folder: Path,
+    spec: Mapping[str, Any],
+    search: Mapping[str, Any],
+    block_size: int,
+) -> tuple:
+    """Mining F1 per language: threshold where F1 peaks on the ``tune`` split, applied to the
+    ``test`` split (the same split: the oracle F1 the thesis reports); and the best-scoring
+    mined pairs outside the gold (thesis Table 2.8 shows such pairs for en-zh)."""
+    corpus = is_corpus(folder)
+    metrics: dict[str, float] = {}
+    details: dict[str, Any] = {"missing": []}
+    for lang in spec["languages"]:
+        tune = _bucc_split(encode, folder, corpus, spec["tune"], lang, spec)
+        test = tune
+        if spec["test"] != spec["tune"]:
+            test = _bucc_split(encode, folder, corpus, spec["test"], lang, spec)
+        if tune is None or test is None:
+            details["missing"].append(lang)
+            continue
+        result = mining.evaluate(
+            tune[0], None if test is tune else test[0], search["k"], search["margin"], block_size
+        )
+        scored = result["train"] if test is tune else result["test"]
+        metrics[f"bucc_{lang}"] = scored["f1"]
+        outside = [
+            {"score": score, f"{lang}_id": s, "en_id": t, lang: test[1][s], "en": test[2][t]}
+            for s, t, score, in_gold in result["pairs"]
+            if not in_gold
+        ][: spec["examples"]]
+        details[lang] = {
+            "threshold": result["threshold"],
+            "tune": result["train"],
+            "test": scored,
+            "outside_gold": outside,
+        }
+    _warn(details["missing"], "bucc", folder)
+    return metrics, details
+
+
+# --- ParaCrawl: queries among a large candidate pool ----------------------------------------
+
+
+def _count(path: Path) -> int:
+    with open(path, "rb") as handle:
+        return sum(1 for _ in handle)
+
+
+def _select(path: Path, rows: np.ndarray) -> list[str]:
+    """Lines `rows` (0-based) of `path`, in the order of `rows`, reading the file once:
+    a ParaCrawl side has tens of millions of lines and only a few thousand are needed."""
+    wanted = {int(row): i for i, row in enumerate(rows)}
+    out = [""] * len(rows)
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle):
+            if number in wanted:
+                out[wanted[number]] = decode_line(raw, path, number + 1, BenchmarkError)
+                out[wanted[number]] = out[wanted[number]].rstrip("\r\n")
+    return out
+
+
+def _english_pool(folder: Path, split: str) -> tuple[list[str], list[str]]:
+    """(ids, sentences) of every English segment of the corpus's `split`, once each."""
+    pool: dict[str, str] = {}
+    for path in sorted(folder.glob(f"{split}.en-*.en")):
+        lines = read_lines(path, BenchmarkError)
+        for sentence_id, text in zip(_ids(path.with_suffix(".id"), len(lines)), lines, strict=True):
+            pool.setdefault(sentence_id, text)
+    return list(pool), list(pool.values())
+
+
+def _pair_files(folder: Path, split: str, lang: str) -> tuple[Path, Path] | None:
+    for pair in (f"en-{lang}", f"{lang}-en"):
+        xx, en = folder / f"{split}.{pair}.{lang}", folder / f"{split}.{pair}.en"
+        if xx.exists() and en.exists():
+            return xx, en
+    return None
+
+
+def paracrawl(
+    encode: Encode,
+    folder: Path,
+    spec: Mapping[str, Any],
+    sizes: Mapping[str, Any],
+    block_size: int,
+) -> tuple:
+    """P@1 of ``queries`` xx sentences among ``candidates`` English ones (their translations
+    plus distractors: other rows of the bitext, or other segments of the corpus), margin-scored."""
+    corpus = is_corpus(folder)
+    pool_ids, pool_text = _english_pool(folder, spec["split"]) if corpus else ([], [])
+    queries, distractors = sizes["queries"], sizes["candidates"] - sizes["queries"]
+    metrics: dict[str, float] = {}
+    details: dict[str, Any] = {"missing": [], "too_small": {}}
+    for lang in spec["languages"]:
+        files = _pair_files(folder, spec["split"], lang)
+        if files is None:
+            details["missing"].append(lang)
+            continue
+        rows = _count(files[0])
+        rng = np.random.default_rng(sizes["seed"])
+        if rows < queries:
+            details["too_small"][lang] = f"{rows} pairs < {queries} queries"
+            continue
+        chosen = rng.choice(rows, queries, replace=False)
+        xx, gold = _select(files[0], chosen), _select(files[1], chosen)
+        if corpus:
+            taken = set(_select(files[0].with_suffix(".id"), chosen))
+            available = len(pool_ids)
+        else:
+            taken = {str(row) for row in chosen}
+            available = rows
+        # distractors: any other English sentence, never a copy of a gold translation
+        draw = rng.choice(available, min(available, distractors + queries), replace=False)
+        if corpus:
+            candidates = [(pool_ids[i], pool_text[i]) for i in draw]
+        else:
+            candidates = list(zip(map(str, draw), _select(files[1], draw), strict=True))
+        golds = set(gold)
+        others = [t for i, t in candidates if i not in taken and t not in golds][:distractors]
+        if len(others) < distractors:
+            details["too_small"][lang] = f"{len(others)} distractors < {distractors}"
+            continue
+        result = protocols.ranked(
+            protocols.embed(encode, xx, str(files[0])),
+            protocols.embed(encode, gold, str(files[1])),
+            protocols.embed(encode, others, f"English distractors of {lang}"),
+            rng,
+            sizes["margin"],
+            sizes["k"],
+            block_size,
+        )
+        metrics[f"paracrawl_{lang}"] = result["p_at_1"]
+        details[lang] = result
+    _warn(details["missing"], "paracrawl", folder)
+    return metrics, details
+
+
+# --- MLDoc, Amazon CLS, MARC: zero-shot classification ---------------------------------------
+
+
+def _labelled(data: tuple[np.ndarray, list[str]], classes: list[str], label: str):
+    """Embedded documents with class indices; a label unseen in training is an error."""
+    unknown = sorted(set(data[1]) - set(classes))
+    if unknown:
+        raise classify.LabelError(f"{label}: labels {unknown} are not among the training labels")
+    index = {name: i for i, name in enumerate(classes)}
+    return classify.Labelled(data[0], np.array([index[y] for y in data[1]], dtype=np.int64))
+
+
+def classification(
+    encode: Encode,
+    folder: Path,
+    name: str,
+    spec: Mapping[str, Any],
+    settings: classify.Settings,
+) -> tuple:
+    """Train on l1's ``train`` set, select on l1's ``dev`` set, test on l2's ``test`` set, for
+    l1-l2 = en-xx and xx-en, per group (Amazon CLS: books, dvd, music); mean of the runs."""
+    cache: dict[tuple[str, int], tuple[np.ndarray, list[str]]] = {}
+
+    def documents(role: str, group: str, lang: str) -> tuple[np.ndarray, list[str]] | None:
+        path = folder / f"{spec['sets'][role].format(group=group)}.{lang}"
+        limit = spec["limits"][role]
+        if (str(path), limit) not in cache:
+            if not path.exists():
+                return None
+            texts = read_lines(path, BenchmarkError)
+            labels = classify.read_labels(Path(f"{path}.label"), len(texts))
+            if 0 < limit < len(texts):
+                keep = np.sort(np.random.default_rng(settings.seed).permutation(len(texts))[:limit])
+                texts, labels = [texts[i] for i in keep], [labels[i] for i in keep]
+            cache[(str(path), limit)] = (protocols.embed(encode, texts, str(path)), labels)
+        return cache[(str(path), limit)]
+
+    metrics: dict[str, float] = {}
+    details: dict[str, Any] = {"missing": []}
+    for group in spec["groups"] or [""]:
+        for lang in spec["languages"]:
+            for l1, l2 in (("en", lang), (lang, "en")):
+                key = f"{name}_{group + '_' if group else ''}{l1}-{l2}"
+                train = documents("train", group, l1)
+                dev = documents("dev", group, l1)
+                test = documents("test", group, l2)
+                if train is None or dev is None or test is None:
+                    details["missing"].append(key)
+                    continue
+                classes = sorted(set(train[1]))
+                result = classify.zero_shot(
+                    _labelled(train, classes, f"{key} train"),
+                    _labelled(dev, classes, f"{key} dev"),
+                    {l2: _labelled(test, classes, f"{key} test")},
+                    len(classes),
+                    settings,
+                )
+                metrics[key] = result["accuracy"][l2]
+                details[key] = {"dev": result["dev"], "classes": classes}
+    _warn(details["missing"], name, folder)
+    return metrics, details
+
+
+def run(
+    encode: Encode,
+    folders: Mapping[str, Path],
+    benchmarks: Mapping[str, Any],
+    evaluate: Mapping[str, Any],
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """Every benchmark that has a folder: (metrics, details per benchmark)."""
+    block_size = evaluate["search"]["block_size"]
+    metrics: dict[str, float] = {}
+    details: dict[str, Any] = {}
+    for name, folder in folders.items():
+        spec = benchmarks[name]
+        if name == "flores":
+            found, info = flores(encode, folder, spec, block_size)
+        elif name == "bucc":
+            found, info = bucc(encode, folder, spec, evaluate["bucc"], block_size)
+        elif name == "paracrawl":
+            found, info = paracrawl(encode, folder, spec, evaluate["paracrawl"], block_size)
+        elif name in CLASSIFICATION:
+            settings = classify.Settings.from_params(evaluate["classify"])
+            found, info = classification(encode, folder, name, spec, settings)
+        else:
+            raise BenchmarkError(f"unknown benchmark {name!r}; known: {', '.join(NAMES)}")
+        layout = "embedded corpus" if is_corpus(folder) else "normalised dataset"
+        metrics.update(found)
+        details[name] = {"folder": str(folder), "layout": layout, **info}
+    return metrics, details
