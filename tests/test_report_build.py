@@ -73,3 +73,32 @@ def test_snakemake_report_rule_rebuilds_from_whatever_results_exist(tmp_path):
     ch8_results(tmp_path / "results")  # a chapter lands: the report is out of date
     again = snakemake(tmp_path, "-n", "report")
     assert again.returncode == 0 and "rule report" in again.stdout
+
+
+def snakemake_report_entries(html: str) -> dict:
+    """The file entries Snakemake embeds in its report page (``var results = {...}``)."""
+    marker = "var results = "
+    start = html.index(marker, html.index('<script id="results">')) + len(marker)
+    entries, _ = json.JSONDecoder().raw_decode(html, start)
+    return entries
+
+
+@pytest.mark.slow
+def test_snakemake_report_captions_each_output_marked_for_it(tmp_path):
+    copy_workflow(tmp_path)
+    shutil.copytree(REFERENCE, tmp_path / "reports" / "reference")
+    done = snakemake(tmp_path, "--cores", "1", "report", timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    made = snakemake(tmp_path, "--report", str(tmp_path / "report.html"), "report", timeout=300)
+    assert made.returncode == 0, (made.stdout + made.stderr)[-3000:]
+    entries = snakemake_report_entries((tmp_path / "report.html").read_text())
+    index = entries["reports/index.html"]
+    assert "offline HTML page" in index["caption"] and "scale" in index["caption"]
+    figures = {e["labels"]["figure"]: e for e in entries.values() if e["labels"]}
+    assert set(figures) == set(figure_definitions())
+    for figure_id, entry in figures.items():
+        spec = figure_definitions()[figure_id]
+        assert entry["name"] == f"{figure_id}.png" and entry["labels"]["title"] == spec["title"]
+        # the shared caption describes the figure without naming another output of the rule
+        assert "greyscale-safe" in entry["caption"] and "<tt" in entry["caption"]
+        assert "index.html" not in entry["caption"] and "tiny" in entry["caption"]

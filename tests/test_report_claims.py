@@ -100,3 +100,32 @@ def test_a_claim_naming_a_missing_cell_fails_clearly():
     )
     with pytest.raises(claims.ClaimDefinitionError, match="has no cell"):
         claims.evaluate(bad, fill_all(Results("tiny")))
+
+
+def test_every_claim_names_measurable_cells_of_its_own_chapter():
+    for claim in CLAIMS.values():
+        for side in ("a", "b"):
+            spec = claim[side]
+            definition = DEFINITIONS[spec["table"]]  # a KeyError names an undefined table
+            table = PUBLISHED[spec["table"]]
+            assert definition.chapter == claim["chapter"] and not definition.descriptive, claim
+            keys = definition.row_keys(table.header, table.rows)
+            points = (
+                [(spec["row"], c) for c in spec["columns"]]
+                if "row" in spec
+                else [(r, spec["column"]) for r in spec["rows"]]
+            )
+            for row_key, column in points:
+                assert str(row_key) in keys, (claim["id"], row_key)
+                assert column in table.header[definition.labels :], (claim["id"], column)
+                if column in definition.aggregates or column in definition.deltas:
+                    continue
+                row = table.rows[keys.index(str(row_key))]
+                result_keys = definition.cell_key(table.header, row, str(row_key), column)
+                assert result_keys and all(k.run and k.metrics[0] for k in result_keys), claim
+
+
+def test_the_jass_claim_reads_table_43_bleu():
+    sides = CLAIMS["ch4-jass-beats-mass-aspec-ja-en"]
+    assert sides["a"]["table"] == sides["b"]["table"] == "thesis-table-4.3"
+    assert sides["a"]["row"].endswith("4-jass") and sides["b"]["row"].endswith("1-mass")

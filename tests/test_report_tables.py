@@ -2,7 +2,7 @@
 
 import pytest
 
-from mlrep.report import fill, tables
+from mlrep.report import fill, render, tables
 from mlrep.report.metrics import MetricsFileError, Results, collect
 from mlrep.report.reference import PublishedTable, Source, load_all
 from tests.conftest import REPO
@@ -117,3 +117,101 @@ def test_metrics_files_break_the_contract_loudly(tmp_path):
         collect(tmp_path, "tiny")
     write_metrics(tmp_path, "ch8_layernorm", "opus/x", 1, {"zst_bleu": 1.0}, scale="full")
     assert collect(tmp_path, "tiny").other_scales == 1
+
+
+def bold_rows(table, column, side="published"):
+    index = table.value_columns.index(column)
+    return {
+        key
+        for key, row in zip(table.row_keys, table.cells, strict=True)
+        if getattr(row[index], f"bold_{side}")
+    }
+
+
+def test_bold_top_marks_the_best_n_distinct_values_of_each_column():
+    t43 = filled("thesis-table-4.3", Results("tiny"))
+    assert DEFINITIONS["thesis-table-4.3"].bold_top == 3
+    # Ja-En 3k: 11.2 (ENSS), 10.9 (two rows) and 10.6 (JASS) are the three best values
+    assert bold_rows(t43, "Ja-En 3k") == {
+        "proposed-methods-for-english-13-enss",
+        "combinations-of-proposed-methods-with-mass-6-1-3",
+        "combination-of-methods-for-japanese-and-english-17-4-13",
+        "proposed-methods-for-japanese-4-jass",
+    }
+    # Table 3.3 bolds scores only: sizes and dimensions are never bold
+    t33 = filled("thesis-table-3.3", Results("tiny"))
+    assert bold_rows(t33, "d") == bold_rows(t33, "P") == set()
+    assert bold_rows(t33, "Ttb.") == {"labse-54", "lealla-large", "lealla-base"}
+    assert "Bold: the top 3 per column on each side." in render.notes(t33)
+
+
+def test_bold_top_follows_lower_is_better_and_needs_a_positive_count(tmp_path):
+    table = synthetic(
+        ["M", "BLEU", "Error"], [["a", "3", "1"], ["b", "2", "2"], ["c", "1", "3"], ["d", "1", "4"]]
+    )
+    definition = tables.build("t", "ch8_layernorm", {"bold_top": 2}, table)
+    result = fill.fill(definition, table, Results("tiny"))
+    assert bold_rows(result, "BLEU") == {"a", "b"} and bold_rows(result, "Error") == {"a", "b"}
+    for seed in (1, 2):  # two measured values: the better one only
+        write_metrics(tmp_path, "ch8_layernorm", "a", seed, {"bleu": 5.0})
+        write_metrics(tmp_path, "ch8_layernorm", "b", seed, {"bleu": 6.0})
+    result = fill.fill(definition, table, collect(tmp_path, "tiny"))
+    assert bold_rows(result, "BLEU", "measured") == {"b"}
+    with pytest.raises(tables.TableDefinitionError, match="bold_top must be"):
+        tables.build("t", "ch8_layernorm", {"bold_top": 0}, table)
+
+
+def test_delta_cells_are_differences_of_measured_values_never_the_printed_delta(tmp_path):
+    for seed, simple, base in ((1, 10.0, 9.0), (10, 12.0, 9.5)):
+        write_metrics(
+            tmp_path,
+            "ch8_layernorm",
+            "opus/prenorm-simple-s-enc-t-dec-w",
+            seed,
+            {"zst_bleu": simple},
+        )
+        write_metrics(
+            tmp_path, "ch8_layernorm", "opus/prenorm-s-enc-t-dec-w", seed, {"zst_bleu": base}
+        )
+    # a -simple run whose Table 8.2 counterpart has not run
+    write_metrics(
+        tmp_path, "ch8_layernorm", "opus/postnorm-simple-s-enc-t-dec-w", 1, {"zst_bleu": 15.0}
+    )
+    t = filled("thesis-table-E.2", collect(tmp_path, "tiny"))
+    delta = t.cell("prenorm-simple-s-enc-t-dec-w", "Zero-shot OPUS Δ vs Table 8.2")
+    assert delta.measured == pytest.approx(11.0 - 9.25) and delta.published == "+0.0"
+    assert delta.seeds == {1: pytest.approx(1.0), 10: pytest.approx(2.5)}
+    assert render.measured_text(delta, 0.05) == "+1.8"
+    assert ("ch8_layernorm", "opus/prenorm-s-enc-t-dec-w") in t.runs_used
+    missing = t.cell("postnorm-simple-s-enc-t-dec-w", "Zero-shot OPUS Δ vs Table 8.2")
+    assert t.cell("postnorm-simple-s-enc-t-dec-w", "Zero-shot OPUS BLEU").measured == 15.0
+    assert missing.measured is None and missing.status == fill.NOT_RUN
+    assert t.cell("prenorm-simple-s-enc-t-dec-w", "Zero-shot IWSLT Δ vs Table 8.2").status == (
+        fill.NOT_RUN
+    )
+    assert not bold_rows(t, "Zero-shot OPUS Δ vs Table 8.2", "measured")
+
+
+def test_a_printed_delta_is_checked_against_its_printed_operands():
+    table = synthetic(
+        ["M", "new", "old", "Δ"], [["x", "5.0", "4.0", "+1.0"], ["y", "5.0", "4.0", "+2.0"]]
+    )
+    spec = {"cells": {"Δ": {"delta": ["new", "old"]}}}
+    result = fill.fill(tables.build("t", "ch8_layernorm", spec, table), table, Results("tiny"))
+    assert result.flags == ["row y, column Δ: printed +2.0; new − old is +1.00"]
+    for bad, message in (
+        ({"delta": ["new"]}, "must be {delta: \\[a, b\\]}"),
+        ({"delta": ["new", "nope"]}, "neither a column nor"),
+        ({"delta": ["new", "{nope}:bleu"]}, "no label column 'nope'"),
+    ):
+        with pytest.raises(tables.TableDefinitionError, match=message):
+            tables.build("t", "ch8_layernorm", {"cells": {"Δ": bad}}, table)
+
+
+def test_every_table_sits_in_the_chapter_its_source_names():
+    # appendix A is LEALLA's, B JASS's, D AlignInstruct's: results are read from that chapter
+    for table_id, definition in DEFINITIONS.items():
+        assert definition.chapter == PUBLISHED[table_id].source.chapter, table_id
+    assert DEFINITIONS["thesis-table-A.2"].chapter == "ch3_lealla"
+    assert DEFINITIONS["thesis-table-B.2"].chapter == "ch4_jass"
+    assert DEFINITIONS["thesis-table-D.6"].chapter == "ch6_aligninstruct"

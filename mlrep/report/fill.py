@@ -3,7 +3,8 @@
 Aggregates (an ``avg.`` column, an ``avg.`` row) are recomputed from the cells they summarise,
 for the measured side and for the published side alike; a printed average that disagrees with
 the mean of its own printed cells by more than one unit of its last digit is flagged, not
-trusted.
+trusted. A delta cell (a − b of two measured values of its row) is computed the same way: from
+measured values only, its printed Δ checked against its printed operands where both are printed.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class Cell:
     seeds: dict[int, float] = field(default_factory=dict)
     bleu_stats: dict[int, list[list[float]]] = field(default_factory=dict)
     aggregate: bool = False
+    delta: bool = False
     missing: int = 0  # operands of an aggregate that were not run
     present: int = 0  # operands of an aggregate that were
     flag: str | None = None
@@ -97,6 +99,11 @@ def _measure(keys: list[CellKey], results: Results, chapter: str, cell: Cell) ->
     return used
 
 
+def _tolerance(cells: list[Cell]) -> float:
+    """One unit of the coarsest printed digit: arithmetic on rounded cells moves by that much."""
+    return 10 ** -min(decimals(c.published) for c in cells) + 1e-9
+
+
 def _combine(cell: Cell, operands: list[Cell]) -> None:
     """Make `cell` the mean of `operands` (measured side) and check its printed value."""
     cell.aggregate = True
@@ -114,9 +121,7 @@ def _combine(cell: Cell, operands: list[Cell]) -> None:
     values = [o.published_value for o in operands]
     if printed is not None and values and all(v is not None for v in values):
         mean = statistics.fmean(values)
-        # one unit of the coarsest printed digit: means of rounded cells move by that much
-        unit = 10 ** -min(decimals(c.published) for c in [cell, *operands])
-        if abs(mean - printed) > unit + 1e-9:
+        if abs(mean - printed) > _tolerance([cell, *operands]):
             cell.flag = (
                 f"printed {cell.published}; the mean of its {len(values)} cells is {mean:.2f}"
             )
@@ -153,9 +158,46 @@ def _aggregate_columns(filled: FilledTable) -> None:
             _combine(cells[columns.index(column)], [cells[columns.index(o)] for o in operands])
 
 
+def _operand(filled: FilledTable, results: Results, index: int, operand: str) -> Cell:
+    """A delta's operand in row `index`: a cell of the table, or a result key measured here."""
+    columns = filled.value_columns
+    if operand in columns:
+        return filled.cells[index][columns.index(operand)]
+    definition, row = filled.definition, filled.published.rows[index]
+    key = definition.result_key(filled.published.header, row, filled.row_keys[index], operand)
+    cell = Cell(published="")
+    filled.runs_used |= _measure([key], results, definition.chapter, cell)
+    return cell
+
+
+def _deltas(filled: FilledTable, results: Results) -> None:
+    """Fill every delta cell with a − b of its row's measured operands (None if either is)."""
+    columns = filled.value_columns
+    for index, cells in enumerate(filled.cells):
+        for column, (a, b) in filled.definition.deltas.items():
+            cell = cells[columns.index(column)]
+            cell.delta, cell.measured, cell.seeds, cell.bleu_stats = True, None, {}, {}
+            first, second = _operand(filled, results, index, a), _operand(filled, results, index, b)
+            if first.measured is not None and second.measured is not None:
+                cell.measured = first.measured - second.measured
+                common = sorted(set(first.seeds) & set(second.seeds))
+                cell.seeds = {s: first.seeds[s] - second.seeds[s] for s in common}
+            printed, pa, pb = cell.published_value, first.published_value, second.published_value
+            if printed is None or pa is None or pb is None or b not in columns:
+                continue  # the printed Δ can be checked only against printed operands
+            if abs(pa - pb - printed) > _tolerance([cell, first, second]):
+                cell.flag = f"printed {cell.published}; {a} − {b} is {pa - pb:+.2f}"
+
+
 def _bold(filled: FilledTable) -> None:
+    """Bold the best `bold_top` values per column on each side (ties share a place).
+
+    Delta and ``unranked`` columns are differences, sizes or settings, not scores: never bold.
+    """
     definition = filled.definition
     for column_index, column in enumerate(filled.value_columns):
+        if column in definition.deltas or column in definition.unranked:
+            continue
         column_cells = [
             row[column_index]
             for key, row in zip(filled.row_keys, filled.cells, strict=True)
@@ -166,12 +208,13 @@ def _bold(filled: FilledTable) -> None:
             values = [
                 (c.measured if side == "measured" else c.published_value) for c in column_cells
             ]
-            present = [v for v in values if v is not None]
+            present = sorted({v for v in values if v is not None}, reverse=pick is max)
             if len(present) < 2:
                 continue
-            best = pick(present)
+            # the N-th best distinct value; fewer values than N bold all but the worst
+            cutoff = present[min(definition.bold_top, len(present) - 1) - 1]
             for cell, value in zip(column_cells, values, strict=True):
-                if value == best:
+                if value is not None and (value >= cutoff if pick is max else value <= cutoff):
                     setattr(cell, f"bold_{side}", True)
 
 
@@ -212,11 +255,12 @@ def fill(
         return filled
     for row, key, cells in zip(published.rows, filled.row_keys, filled.cells, strict=True):
         for column, cell in zip(columns, cells, strict=True):
-            if column not in definition.aggregates:
+            if column not in definition.aggregates and column not in definition.deltas:
                 keys = definition.cell_key(header, row, key, column)
                 filled.runs_used |= _measure(keys, results, definition.chapter, cell)
     _aggregate_rows(filled)
     _aggregate_columns(filled)
+    _deltas(filled, results)
     _bold(filled)
     _significance(filled, bootstrap)
     return filled

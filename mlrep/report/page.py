@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from mlrep.report.claims import Verdict
+from mlrep.report.provenance import datasets
 
 CHAPTERS = {
-    "ch2_ems": "Chapter 2 and Appendix A: EMS (efficient multilingual sentence embedding)",
-    "ch3_lealla": "Chapter 3 and Appendix B: LEALLA (lightweight language-agnostic embeddings)",
-    "ch4_jass": "Chapter 4 and Appendix D: JASS / ENSS (linguistically driven pre-training)",
+    "ch2_ems": "Chapter 2: EMS (efficient multilingual sentence embedding)",
+    "ch3_lealla": "Chapter 3 and Appendix A: LEALLA (lightweight language-agnostic embeddings)",
+    "ch4_jass": "Chapter 4 and Appendix B: JASS / ENSS (linguistically driven pre-training)",
     "ch5_wordcl": "Chapter 5 and Appendix C: word-level contrastive learning",
-    "ch6_aligninstruct": "Chapter 6: AlignInstruct (cross-lingual instruction tuning)",
+    "ch6_aligninstruct": "Chapter 6 and Appendix D: AlignInstruct (instruction tuning for MT)",
     "ch7_interlingua": "Chapter 7: variable-length interlingua",
     "ch8_layernorm": "Chapter 8 and Appendix E: LayerNorm placement and zero-shot NMT",
     "mrasp2": "mRASP2 paper",
@@ -68,10 +69,21 @@ def _image(path: Path) -> str:
     return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
 
 
+def _checksums(data: dict[str, dict[str, str]]) -> str:
+    """``folder (record file) sha256`` per dataset, for a cell or the summary line."""
+    return "; ".join(
+        f"{html.escape(name)} ({html.escape(str(d.get('file')))} "
+        f"{html.escape(str(d.get('sha256')))})"
+        for name, d in data.items()
+    )
+
+
 def _provenance(entry: TableEntry, scale: str, build: dict[str, Any]) -> str:
+    data = datasets(entry.provenance)
     head = (
         f"scale {html.escape(scale)}; report config hash {html.escape(build['config_hash'])}; "
-        f"code commit {html.escape(str(build['commit']))}; built {html.escape(build['when'])}"
+        f"code commit {html.escape(str(build['commit']))}; built {html.escape(build['when'])}; "
+        f"data checksums: {_checksums(data) if data else 'none recorded'}"
     )
     if not entry.provenance:
         body = f"<p>No result at scale {html.escape(scale)}: every measured cell is 'not run'.</p>"
@@ -82,12 +94,15 @@ def _provenance(entry: TableEntry, scale: str, build: dict[str, Any]) -> str:
                 f"<td>{html.escape(str(p[k]))}</td>"
                 for k in ("run", "seed", "config_hash", "commit", "finished_utc", "sha256")
             )
-            + "</tr>"
+            + f"<td>{_checksums(p.get('data') or {}) or '–'}"
+            + (" (traced from its command at report time)" if p.get("data_traced") else "")
+            + "</td></tr>"
             for p in entry.provenance
         )
         body = (
             "<table><thead><tr><th>run</th><th>seed</th><th>config hash</th><th>commit</th>"
-            f"<th>finished</th><th>metrics sha256</th></tr></thead><tbody>{rows}</tbody></table>"
+            "<th>finished</th><th>metrics sha256</th><th>data checksums (sha256 of each "
+            f"dataset's record file)</th></tr></thead><tbody>{rows}</tbody></table>"
         )
     links = " · ".join(
         f'<a href="{html.escape(path)}">{fmt}</a>' for fmt, path in entry.files.items()
@@ -144,7 +159,8 @@ def render(
         f"<style>{CSS}</style></head><body>",
         "<h1>Breaking Language Barriers (Mao, 2024) and four papers: measured vs published</h1>",
         f"<p>Scale <b>{html.escape(scale)}</b>. Each table cell reads <i>measured / published</i>; "
-        "<i>not run</i> means no result exists at this scale. Bold: best per column (each side). "
+        "<i>not run</i> means no result exists at this scale. Bold: best per column (each side; "
+        "the top N where a table's notes say so). "
         "† significantly better than the table's baseline (paired bootstrap). ⚠ a printed "
         "aggregate that disagrees with its own cells (recomputed, see the notes). "
         f"{len(tables)} tables, {len(figures)} figures, {len(verdicts)} claims ({summary}).</p>",

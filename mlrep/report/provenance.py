@@ -1,7 +1,10 @@
-"""Provenance of a rendered table: which result files fed it, from which config and code.
+"""Provenance of a rendered table: which result files fed it, from which config, code and data.
 
 Chapters write ``provenance.json`` (`mlrep.provenance.record`) into the folder of each
-metrics.json or a folder above it; the nearest one describes the run.
+metrics.json or a folder above it; the nearest one describes the run. Its ``data`` field holds
+the checksums of the datasets the run was built from; a run recorded before that field existed
+has them traced now from its recorded command (`mlrep.provenance.data_checksums`), which reads
+today's dataset files, so such entries are marked as traced rather than recorded.
 """
 
 from __future__ import annotations
@@ -10,30 +13,42 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mlrep.provenance import PROVENANCE_FILE, data_checksums
 from mlrep.report.metrics import Results
 
-PROVENANCE_FILE = "provenance.json"
 
-
-def _nearest(path: Path, stop: Path) -> dict[str, Any]:
+def _nearest(path: Path, stop: Path) -> tuple[Path | None, dict[str, Any]]:
     for folder in [path.parent, *path.parent.parents]:
         candidate = folder / PROVENANCE_FILE
         if candidate.exists():
             try:
-                return json.loads(candidate.read_text(encoding="utf-8"))
+                return folder, json.loads(candidate.read_text(encoding="utf-8"))
             except json.JSONDecodeError:
-                return {"error": f"{candidate} is not valid JSON"}
+                return folder, {"error": f"{candidate} is not valid JSON"}
         if folder == stop:
             break
-    return {}
+    return None, {}
+
+
+def _data(folder: Path | None, info: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The run's dataset checksums and whether they were traced now (not recorded)."""
+    if isinstance(info.get("data"), dict):
+        return info["data"], False
+    command = info.get("command")
+    if folder is None or not isinstance(command, list):
+        return {}, False
+    # commands ran from the workflow root, which is where the report is built from too
+    return data_checksums([str(a) for a in command], Path.cwd(), own=folder), True
 
 
 def runs(runs_used: set[tuple[str, str]], results: Results, results_dir: Path) -> list[dict]:
-    """One entry per metrics.json behind a table: file, sha256, config hash, commit, time."""
+    """One entry per metrics.json behind a table: file, sha256, config hash, commit, time and
+    the checksums of the datasets it was built from."""
     out = []
     for chapter, run in sorted(runs_used):
         for result in sorted(results.seeds(chapter, run), key=lambda r: r.seed):
-            info = _nearest(result.path, results_dir)
+            folder, info = _nearest(result.path, results_dir)
+            data, traced = _data(folder, info)
             out.append(
                 {
                     "run": f"{chapter}/{run}",
@@ -43,6 +58,13 @@ def runs(runs_used: set[tuple[str, str]], results: Results, results_dir: Path) -
                     "config_hash": info.get("config_hash"),
                     "commit": (info.get("git") or {}).get("commit"),
                     "finished_utc": info.get("finished_utc"),
+                    "data": data,
+                    "data_traced": traced,
                 }
             )
     return out
+
+
+def datasets(entries: list[dict]) -> dict[str, dict[str, str]]:
+    """Every dataset behind a table's runs, once: folder -> {file, sha256}."""
+    return {name: d for e in entries for name, d in sorted(e.get("data", {}).items())}

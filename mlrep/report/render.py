@@ -2,7 +2,7 @@
 
 Every value cell reads ``measured / published``: the measured value at the report's scale
 (mean over seeds; ``not run`` where no result exists at this scale), then the printed value.
-Bold marks the best value per column on each side (the definition's rule); ``†`` marks a
+Bold marks the best value (or the best N, ``bold_top``) per column on each side; ``†`` marks a
 measured BLEU cell significantly better than the definition's baseline row (paired bootstrap);
 ``⚠`` marks a printed aggregate that disagrees with its own cells (see the notes).
 """
@@ -71,7 +71,8 @@ def measured_text(cell: Cell, alpha: float) -> str:
     """The measured side of a cell as text, without markup."""
     if cell.measured is None:
         return cell.status
-    text = f"{cell.measured:.{max(decimals(cell.published), 1)}f}"
+    sign = "+" if cell.delta else ""  # a difference reads like the printed Δ: +0.4, -1.0
+    text = f"{cell.measured:{sign}.{max(decimals(cell.published), 1)}f}"
     if cell.p_value is not None and cell.p_value < alpha:
         text += DAGGER
     return text
@@ -95,6 +96,11 @@ def notes(filled: FilledTable) -> list[str]:
     """Flags, caveats and the seeds behind the measured side, as plain sentences."""
     out = [f"{WARNING} {flag}" for flag in filled.flags]
     out += [f"Caveat: {c}" for c in filled.published.source.caveats]
+    definition = filled.definition
+    if definition.bold_top > 1 and not definition.descriptive:
+        out.append(f"Bold: the top {definition.bold_top} per column on each side.")
+    if definition.deltas and not definition.descriptive:
+        out.append("Δ columns: the difference of our measured values, never the printed Δ.")
     if filled.definition.descriptive:
         out.append("Descriptive table (data or settings): published values only.")
     elif not filled.runs_used:

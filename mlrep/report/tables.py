@@ -9,10 +9,13 @@ definition; every key is optional, so a table listed with ``{}`` gets the defaul
       cells:                    # column -> "<run>:<metric>[@seed]" (default "{row}:<column>")
         Zero-shot OPUS BLEU: "opus/{row}:zst_bleu"
         Both directions: ["{row}:bleu_xy", "{row}:bleu_yx"]   # a list: mean of the keys
+        Δ BLEU: {delta: [Zero-shot OPUS BLEU, "base/{row}:zst_bleu"]}  # a − b, see below
       aggregates:               # column -> the columns it averages (default: inferred "avg.")
         Avg.: [de, fr]
       lower_is_better: [Off-target]   # bold the lowest (default: inferred from the header)
       bold_exclude: [LaBSE]     # rows (key) left out of "best per column", as the thesis does
+      bold_top: 3               # bold the best 3 per column (default 1), as the thesis marks them
+      unranked: [d, P]          # columns that are not scores (sizes, settings): never bold
       significance: {baseline: "1", alpha: 0.05}   # mark BLEU cells better than this row
       descriptive: true         # the table describes data or settings: published only
       aliases: {Pre.: prenorm}  # label spellings that name the same thing across tables
@@ -21,6 +24,8 @@ definition; every key is optional, so a table listed with ``{}`` gets the defaul
 Placeholders in templates are label columns (``{Layer Norm}``) and ``{row}``; each value is
 slugged (lower case, runs of other characters → ``-``). Measured values are the mean over the
 seeds found; an aggregate column is the mean of its operand cells, never a copy of a printed one.
+A ``delta`` cell is the difference a − b of two measured values of its row, each operand a column
+of the table or a result-key template; it is computed, never read from the printed Δ.
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ _KEYS = {
     "aggregates",
     "lower_is_better",
     "bold_exclude",
+    "bold_top",
+    "unranked",
     "significance",
     "descriptive",
     "title",
@@ -79,9 +86,12 @@ class TableDef:
     labels: int
     row_template: str
     cells: dict[str, list[str]] = field(default_factory=dict)
+    deltas: dict[str, tuple[str, str]] = field(default_factory=dict)  # column -> (a, b)
     aggregates: dict[str, list[str]] = field(default_factory=dict)
     lower_is_better: set[str] = field(default_factory=set)
     bold_exclude: set[str] = field(default_factory=set)
+    bold_top: int = 1
+    unranked: set[str] = field(default_factory=set)
     significance: dict[str, Any] = field(default_factory=dict)
     descriptive: bool = False
     aliases: dict[str, str] = field(default_factory=dict)
@@ -115,13 +125,15 @@ class TableDef:
         self, header: list[str], row: list[str], row_key: str, column: str
     ) -> list[CellKey]:
         """The result keys of one cell (several: the cell is their mean)."""
-        keys = []
-        for template in self.cells.get(column, [f"{{row}}:{slug(column)}"]):
-            text = _format(template, self._names(header), self._values(row), row_key)
-            run, _, metric = text.rpartition(":")
-            metric, _, seed = metric.partition("@")
-            keys.append(CellKey(run, (metric,), int(seed) if seed else None))
-        return keys
+        templates = self.cells.get(column, [f"{{row}}:{slug(column)}"])
+        return [self.result_key(header, row, row_key, t) for t in templates]
+
+    def result_key(self, header: list[str], row: list[str], row_key: str, template: str) -> CellKey:
+        """One ``<run>:<metric>[@seed]`` template, formatted for a row."""
+        text = _format(template, self._names(header), self._values(row), row_key)
+        run, _, metric = text.rpartition(":")
+        metric, _, seed = metric.partition("@")
+        return CellKey(run, (metric,), int(seed) if seed else None)
 
 
 def _format(template: str, names: list[str], values: list[str], row_key: str | None) -> str:
@@ -180,13 +192,18 @@ def build(table_id: str, chapter: str, spec: dict[str, Any], table: PublishedTab
         )
     labels = int(spec.get("labels") or infer_labels(table))
     header = table.header
-    cells = {c: (v if isinstance(v, list) else [v]) for c, v in (spec.get("cells") or {}).items()}
+    cells, deltas = _cells(table_id, header, spec.get("cells") or {})
     aggregates = spec.get("aggregates")
     aggregates = infer_aggregates(header, labels) if aggregates is None else aggregates
     lower = set(spec.get("lower_is_better") or [c for c in header[labels:] if _LOWER.search(c)])
-    for column in [*cells, *aggregates, *lower, *(x for ops in aggregates.values() for x in ops)]:
+    operands = [x for ops in aggregates.values() for x in ops]
+    unranked = [str(c) for c in spec.get("unranked") or []]
+    for column in [*cells, *deltas, *aggregates, *lower, *operands, *unranked]:
         if column not in header:
             raise TableDefinitionError(f"{table_id}: no column {column!r}; columns: {header}")
+    bold_top = spec.get("bold_top", 1)
+    if not isinstance(bold_top, int) or isinstance(bold_top, bool) or bold_top < 1:
+        raise TableDefinitionError(f"{table_id}: bold_top must be a whole number ≥ 1")
     definition = TableDef(
         table_id=table_id,
         chapter=chapter,
@@ -194,16 +211,50 @@ def build(table_id: str, chapter: str, spec: dict[str, Any], table: PublishedTab
         labels=labels,
         row_template=spec.get("row") or "-".join(f"{{{h}}}" for h in header[:labels]),
         cells=cells,
+        deltas=deltas,
         aggregates=aggregates,
         lower_is_better=lower,
         bold_exclude=set(map(str, spec.get("bold_exclude") or [])),
+        bold_top=bold_top,
+        unranked=set(unranked),
         significance=dict(spec.get("significance") or {}),
         descriptive=bool(spec.get("descriptive", False)),
         aliases={str(k): str(v) for k, v in (spec.get("aliases") or {}).items()},
         variables={str(k): str(v) for k, v in (spec.get("vars") or {}).items()},
     )
-    definition.row_keys(header, table.rows)  # every template placeholder exists
+    keys = definition.row_keys(header, table.rows)  # every template placeholder exists
+    for row, key in zip(table.rows, keys, strict=True):
+        for operand in (o for pair in deltas.values() for o in pair if o not in header):
+            definition.result_key(header, row, key, operand)
     return definition
+
+
+def _cells(
+    table_id: str, header: list[str], spec: dict[str, Any]
+) -> tuple[dict[str, list[str]], dict[str, tuple[str, str]]]:
+    """Split a ``cells`` entry into result-key templates and ``{delta: [a, b]}`` cells."""
+    cells: dict[str, list[str]] = {}
+    deltas: dict[str, tuple[str, str]] = {}
+    for column, value in spec.items():
+        if isinstance(value, dict):
+            pair = value.get("delta")
+            if set(value) != {"delta"} or not isinstance(pair, list) or len(pair) != 2:
+                raise TableDefinitionError(
+                    f"{table_id}: cell {column!r}: a mapping must be {{delta: [a, b]}}"
+                )
+            for operand in pair:
+                if operand not in header and ":" not in str(operand):
+                    raise TableDefinitionError(
+                        f"{table_id}: delta {column!r}: {operand!r} is neither a column nor "
+                        "a <run>:<metric> template"
+                    )
+            deltas[column] = (str(pair[0]), str(pair[1]))
+        else:
+            cells[column] = value if isinstance(value, list) else [value]
+    for column, pair in deltas.items():
+        if any(operand in deltas for operand in pair):
+            raise TableDefinitionError(f"{table_id}: delta {column!r}: an operand is a delta")
+    return cells, deltas
 
 
 def definition_files(folder: Path | None = None) -> list[Path]:

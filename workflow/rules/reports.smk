@@ -35,7 +35,9 @@ rule report:
                 caption="../report/figure.rst",
                 category="Figures",
                 subcategory=spec["chapter"],
-                labels={"figure": fig},
+                # one caption serves every figure and Snakemake renders it per job, not per
+                # file: the labels say which figure an entry is
+                labels={"figure": fig, "title": spec["title"]},
             )
             for fig, spec in FIGURES.items()
         ],
