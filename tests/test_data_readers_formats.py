@@ -583,13 +583,22 @@ def test_marc_json_lines_give_stars_and_review_bodies(tmp_path):
         readers.normalize(dataset, raw, tmp_path / "bad", None, Filters())
 
 
+# Fetched and checksummed but not normalised: no reader parses their format yet (the registry
+# entry's notes say so; the dataset_normalize rule only matches keys with a reader).
+FETCH_ONLY = {"mrasp2_synonym_dict"}
+
+
 def test_every_available_registry_entry_has_a_known_reader():
+    entries = registry.load()
     missing = [
         key
-        for key, dataset in registry.load().items()
-        if dataset.access != "unavailable" and dataset.reader not in readers.READERS
+        for key, dataset in entries.items()
+        if dataset.access != "unavailable"
+        and key not in FETCH_ONLY
+        and dataset.reader not in readers.READERS
     ]
     assert missing == [], missing
+    assert all(entries[key].reader is None for key in FETCH_ONLY)
 
 
 def test_bucc_reaches_the_workflow_through_fetch_and_normalize_with_a_test_lock(workdir):

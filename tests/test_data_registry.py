@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -30,7 +31,8 @@ SPEC_DATASETS = {
     "manual_wmt16_en_ro_train", "manual_wmt17_en_tr_train", "nict_alt", "manual_aspec_je",
     "manual_aspec_jc", "manual_kyoto_wiki_jc", "jungyeul_news_ek", "statmt_cc100",
     "manual_mrasp_pc32", "manual_newscrawl_mc24", "muse_dictionaries",
-    "manual_tatoeba_challenge_v20210807",
+    "manual_tatoeba_challenge_v20210807", "manual_iwslt17_mted_test", "manual_iwslt14_en_nl_test",
+    "mrasp2_synonym_dict", "manual_wmt19_commoncrawl_mono",
 }  # fmt: skip
 
 
@@ -69,6 +71,105 @@ def test_sacrebleu_md5s_match_sacrebleu(entries):
     dataset = entries["sacrebleu_wmt14"]
     assert [dataset.url(f) for f in dataset.files] == DATASETS["wmt14"].data
     assert [f.md5 for f in dataset.files] == DATASETS["wmt14"].md5
+    # every md5 in the registry is the one sacrebleu publishes for that URL, and every file
+    # sacrebleu publishes a sum for carries it (an added file without one is trust-on-first-use)
+    published = {u: md5 for d in DATASETS.values() for u, md5 in zip(d.data, d.md5, strict=True)}
+    checked = 0
+    for dataset in entries.values():
+        for spec in dataset.files:
+            if dataset.base_url and dataset.url(spec) in published:
+                assert spec.md5 == published[dataset.url(spec)], (dataset.key, spec.path)
+                checked += 1
+            elif spec.md5:
+                pytest.fail(f"{dataset.key}/{spec.path}: md5 that sacrebleu does not publish")
+    assert checked >= 30
+
+
+def test_mixed_pins_say_how_many_files_are_pinned(entries, tmp_path):
+    lock = registry.Lock(tmp_path / "lock.yaml")
+    tst2015 = entries["sacrebleu_iwslt17_tst2015"]  # sacrebleu's six archives + the en-ja one
+    assert registry.checksum_status(tst2015, lock) == "6 pinned + trust-on-first-use (0/1)"
+    lock.record(tst2015.key, "en/ja/en-ja.tgz", "0" * 64)
+    assert registry.checksum_status(tst2015, lock) == "6 pinned + trust-on-first-use (1/1)"
+
+
+def test_every_entry_has_licence_citation_and_a_checksum_status(entries, tmp_path):
+    lock = registry.Lock(tmp_path / "lock.yaml")
+    status = re.compile(
+        r"^(sha256 pinned \(\d+ files\)|md5 pinned by sacrebleu \(\d+ files\)|not public|"
+        r"(\d+ pinned \+ )?(trust-on-first-use|manual, locked on placement) "
+        r"\((\d+/\d+|\d+ files)\))$"
+    )
+    for dataset in entries.values():
+        assert dataset.licence.strip() and dataset.citation.strip(), dataset.key
+        assert status.match(registry.checksum_status(dataset, lock)), dataset.key
+        if dataset.access == "download":
+            assert dataset.files, dataset.key  # a download entry says what it downloads
+
+
+# Folders under results/data/ that are no registry dataset: the embedded gettext corpus.
+NOT_IN_REGISTRY = {"tiny_corpus", ""}
+
+
+def _dataset_fields(resolved):
+    """The params values that name a results/data/<key> folder: what each chapter's rule file
+    registers in CHAPTER_DATA (ch2_ems: sources, tatoeba, benchmarks; ch8_layernorm: the run
+    datasets' corpora), the preprocessing input, and the per-dataset data blocks."""
+    ems, ch8, data = resolved["ch2_ems"], resolved["ch8_layernorm"], resolved["data"]
+    yield from ems["sources"]
+    yield ems["tatoeba"]
+    yield from (spec["dataset"] for spec in ems["benchmarks"].values())
+    yield from (key for spec in ch8["datasets"].values() for key in spec["corpora"])
+    yield resolved["preprocess"]["dataset"]
+    yield from data["datasets"]
+    yield from data["download"]["mirrors"]
+
+
+def test_every_dataset_key_the_workflow_reads_is_in_the_registry(entries):
+    params = cfg.load_yaml(REPO / "params.yaml")
+    scales = cfg.scale_names(cfg.load_yaml(cfg.DEFAULT_SCHEMA))
+    named = set()
+    for scale in scales:
+        named |= set(_dataset_fields(cfg.resolve(params, scale, scales)))
+    assert named - NOT_IN_REGISTRY - set(entries) == set()
+    # anything shaped like a key of a registry importer, anywhere in the params (every scale
+    # block, comments too) or the rules, so a chapter added later is covered without a list
+    importers = {d.importer for d in entries.values()}
+    token = re.compile(r"(?<![A-Za-z0-9_])([a-z0-9]+_[a-z0-9_]+)")
+    sources = [REPO / "params.yaml", REPO / "Snakefile", *(REPO / "workflow").rglob("*.smk")]
+    found = {
+        (path.name, key)
+        for path in sources
+        for key in token.findall(path.read_text("utf-8"))
+        if key.split("_", 1)[0] in importers
+    }
+    assert {key for _, key in found} >= {"laser_tatoeba_v1", "opus_opus100", "manual_mldoc"}
+    assert {(name, key) for name, key in found if key not in entries} == set()
+    assert named - NOT_IN_REGISTRY <= {key for _, key in found}
+
+
+def test_spec_test_sets_are_tagged_with_their_chapters(entries):
+    def keys(chapter):
+        return {k for k, d in entries.items() if chapter in d.chapters}
+
+    # Chapter 5: IWSLT17 en-ja dev tst2015 / test tst2016; en-it and en-nl from the multilingual
+    # task (training, dev2010/tst2010) and its 2017 test release
+    assert keys("ch5_wordcl") >= {
+        "sacrebleu_iwslt17_tst2015", "sacrebleu_iwslt17_tst2016", "wit3_iwslt2017_bilingual",
+        "wit3_iwslt2017_multilingual", "manual_iwslt17_mted_test",
+    }  # fmt: skip
+    assert {f.lang for f in entries["sacrebleu_iwslt17_tst2016"].select(["ja"])} == {"ja"}
+    assert {f.lang for f in entries["wit3_iwslt2017_bilingual"].files} == {"ja"}
+    # mRASP2: supervised WMT sets, En-Nl iwslt14, En-Pt OPUS-100, En-Pl wmt20, zero-shot,
+    # Tatoeba, Ted-M, MUSE and the synonym dictionaries built from them
+    assert keys("mrasp2") >= {
+        "sacrebleu_wmt09", "sacrebleu_wmt13", "sacrebleu_wmt14", "sacrebleu_wmt16",
+        "sacrebleu_wmt17", "sacrebleu_wmt19", "sacrebleu_wmt20", "manual_iwslt14_en_nl_test",
+        "opus_opus100", "opus_opus100_zeroshot", "laser_tatoeba_v1", "phontron_ted_talks",
+        "muse_dictionaries", "mrasp2_synonym_dict", "manual_mrasp_pc32", "manual_newscrawl_mc24",
+    }  # fmt: skip
+    assert "opus_opus100_zeroshot" in keys("ch6_aligninstruct")
+    assert "manual_wmt19_commoncrawl_mono" in keys("ch4_jass")
 
 
 def test_mirror_replaces_the_base_url(entries):

@@ -229,4 +229,6 @@ def checksum_status(dataset: Dataset, lock: Lock) -> str:
         return f"{how} ({len(locked)} files)"
     tofu = [f for f in dataset.files if not f.pinned]
     done = sum(1 for f in tofu if f.path in locked)
-    return f"{how} ({done}/{len(tofu)})"
+    pinned = len(dataset.files) - len(tofu)  # a pinned set extended by files without a sum
+    prefix = f"{pinned} pinned + " if pinned else ""
+    return f"{prefix}{how} ({done}/{len(tofu)})"

@@ -86,9 +86,11 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
-    width = max(len(r["key"]) for r in rows)
+    key_width = max(len(r["key"]) for r in rows)
+    sum_width = max(len(r["checksum"]) for r in rows)
     for r in rows:
-        print(f"{r['key']:<{width}}  {r['access']:<11}  {r['checksum']:<34}  {r['licence']}")
+        key, access, checksum = r["key"], r["access"], r["checksum"]
+        print(f"{key:<{key_width}}  {access:<11}  {checksum:<{sum_width}}  {r['licence']}")
     return 0
 
 
