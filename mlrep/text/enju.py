@@ -6,6 +6,12 @@ daughter. Unary ``cons`` are collapsed. Coordination is recognised by Enju's ``c
 schema names (Isozaki et al. do not reorder it), and a ``tok`` whose ``pos`` is punctuation
 is never moved, as in the spaCy substitute. A sentence Enju failed to parse
 (``parse_status`` other than ``success``, or no ``cons``) yields its words and no tree.
+
+Verb arguments for Isozaki's pseudo-particles come from Enju's predicate-argument attributes:
+a ``tok`` whose ``pred`` is a verb predicate (``verb_arg12`` …) points with ``arg1`` (subject)
+and ``arg2`` (object) at the ``cons`` (or ``tok``: its maximal projection) of the argument.
+The sentence head is reached from the root along ``sem_head``, which passes auxiliaries to
+the content verb, so "has approved" marks the subject of "approved" with ``va0``.
 """
 
 from __future__ import annotations
@@ -14,12 +20,22 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
+from mlrep.text.head_final import OBJECT, SENTENCE_SUBJECT, SUBJECT, Argument, unique
 from mlrep.text.lines import TextInputError
 from mlrep.text.tree import Cons, Node, Tok
 
 _DECLARATION = re.compile(r"<\?xml[^>]*\?>")
 PUNCTUATION_POS = frozenset({",", ".", ":", "``", "''", "-LRB-", "-RRB-", "#", "$"})
+
+
+class Parsed(NamedTuple):
+    """One sentence: its words, its tree (None when Enju failed) and verb arguments."""
+
+    words: list[str]
+    tree: Node | None
+    arguments: list[Argument]
 
 
 def _convert(element: ET.Element, position: dict[int, int], path: Path) -> Node:
@@ -48,9 +64,37 @@ def _convert(element: ET.Element, position: dict[int, int], path: Path) -> Node:
     )
 
 
-def read_enju(path: Path) -> Iterator[tuple[list[str], Node | None]]:
-    """(words, tree) per sentence of an Enju XML file (one ``<sentence>`` per line or a
-    document wrapping them)."""
+def _arguments(sentence: ET.Element, top: ET.Element, position: dict[int, int]) -> list[Argument]:
+    """Subjects (``arg1``) and objects (``arg2``) of the sentence's verb predicates."""
+    by_id = {e.get("id"): e for e in sentence.iter() if e.tag in ("cons", "tok")}
+    parent = {id(child): e for e in sentence.iter() for child in e}
+    head, seen = top, set()
+    while head.tag == "cons" and id(head) not in seen:  # a malformed loop ends here
+        seen.add(id(head))
+        head = by_id.get(head.get("sem_head") or head.get("head"), head)
+
+    def phrase(element: ET.Element) -> list[int]:
+        """Word indices of the largest phrase `element` heads (itself for a maximal one)."""
+        while (up := parent.get(id(element))) is not None and up.get("head") == element.get("id"):
+            element = up
+        return [position[id(tok)] for tok in element.iter("tok")]
+
+    found = []
+    for tok in sentence.iter("tok"):
+        if not (tok.get("pred") or "").startswith("verb"):
+            continue
+        roles = (("arg1", SENTENCE_SUBJECT if tok is head else SUBJECT), ("arg2", OBJECT))
+        for attribute, particle in roles:
+            target = by_id.get(tok.get(attribute))
+            words = phrase(target) if target is not None else []
+            if words:
+                found.append(Argument(min(words), max(words) + 1, particle))
+    return unique(found)
+
+
+def read_enju(path: Path) -> Iterator[Parsed]:
+    """Words, tree and verb arguments per sentence of an Enju XML file (one
+    ``<sentence>`` per line or a document wrapping them)."""
     try:
         text = _DECLARATION.sub("", path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
@@ -65,6 +109,7 @@ def read_enju(path: Path) -> Iterator[tuple[list[str], Node | None]]:
         position = {id(tok): i for i, tok in enumerate(toks)}
         top = [child for child in sentence if child.tag in ("cons", "tok")]
         if sentence.get("parse_status", "success") != "success" or len(top) != 1:
-            yield words, None
+            yield Parsed(words, None, [])
             continue
-        yield words, _convert(top[0], position, path)
+        tree = _convert(top[0], position, path)
+        yield Parsed(words, tree, _arguments(sentence, top[0], position))

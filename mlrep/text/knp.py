@@ -32,7 +32,7 @@ def read_knp(path: Path) -> Iterator[Segmented]:
     starts: list[int] = []
     for number, line in enumerate(read_lines(path), start=1):
         if line == "EOS":
-            ends = [*starts[1:], len(words)]
+            ends = [*starts[1:], len(words)] if starts else []  # an empty line: no bunsetsu
             spans = tuple((s, e) for s, e in zip(starts, ends, strict=True) if e > s)
             yield Segmented(tuple(words), spans)
             words, starts = [], []

@@ -8,15 +8,20 @@ tests/test_text_moses.py pins such cases), so the backend is a recorded setting,
 silent swap. Both tokenize with aggressive dash splitting (``-a``), which ``mosestokenizer``
 hard-wires.
 
+Language-specific steps (Romanian diacritics, `mlrep.text.normalise`) run between punctuation
+normalisation and tokenization, where the WMT16 scripts put them.
+
 Korean: the Perl detokenizer treats ``ko`` like Chinese and Japanese and deletes every space
 between Hangul words; sacremoses keeps them. Detokenize Korean with ``--backend sacremoses``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from importlib import metadata
+
+from mlrep.text.normalise import pipeline
 
 BACKENDS = ("mosestokenizer", "sacremoses")
 
@@ -25,26 +30,28 @@ def backend_version(backend: str) -> str:
     return f"{backend} {metadata.version(backend)}"
 
 
-def _perl(lang: str, stack: ExitStack, normalize: bool, escape: bool):
+def _perl(lang: str, stack: ExitStack, normalize: bool, escape: bool, steps: Sequence[str]):
     from mosestokenizer import MosesPunctuationNormalizer, MosesTokenizer
 
     tokenizer = stack.enter_context(MosesTokenizer(lang, no_escape=not escape))
     normalizer = stack.enter_context(MosesPunctuationNormalizer(lang)) if normalize else None
+    extra = pipeline(steps)
 
     def run(line: str) -> str:
-        return " ".join(tokenizer(normalizer(line) if normalizer else line))
+        return " ".join(tokenizer(extra(normalizer(line) if normalizer else line)))
 
     return run
 
 
-def _sacre(lang: str, normalize: bool, escape: bool) -> Callable[[str], str]:
+def _sacre(lang: str, normalize: bool, escape: bool, steps: Sequence[str]) -> Callable[[str], str]:
     import sacremoses
 
     tokenizer = sacremoses.MosesTokenizer(lang)
     normalizer = sacremoses.MosesPunctNormalizer(lang) if normalize else None
+    extra = pipeline(steps)
 
     def run(line: str) -> str:
-        text = normalizer.normalize(line) if normalizer else line
+        text = extra(normalizer.normalize(line) if normalizer else line)
         return tokenizer.tokenize(
             text, aggressive_dash_splits=True, escape=escape, return_str=True
         ).strip()
@@ -53,14 +60,20 @@ def _sacre(lang: str, normalize: bool, escape: bool) -> Callable[[str], str]:
 
 
 def tokenize(
-    lines: list[str], lang: str, backend: str, normalize: bool = True, escape: bool = True
+    lines: list[str],
+    lang: str,
+    backend: str,
+    normalize: bool = True,
+    escape: bool = True,
+    steps: Sequence[str] = (),
 ) -> list[str]:
-    """Normalise punctuation (optional) and tokenize each line; tokens joined by spaces."""
+    """Normalise punctuation (optional), apply the named language `steps`
+    (`mlrep.text.normalise`) and tokenize each line; tokens joined by spaces."""
     if backend == "sacremoses":
-        run = _sacre(lang, normalize, escape)
+        run = _sacre(lang, normalize, escape, steps)
         return [run(line) for line in lines]
     with ExitStack() as stack:
-        run = _perl(lang, stack, normalize, escape)
+        run = _perl(lang, stack, normalize, escape, steps)
         return [run(line) for line in lines]
 
 

@@ -1,6 +1,14 @@
-"""What `snakemake preprocess` builds, and which subword model each chapter's setting trains.
+"""What `snakemake preprocess` builds, where its corpus files come from, and which subword
+model each chapter's setting trains.
 
 Kept out of the rule files so the rules stay declarations and the plan is unit-tested.
+
+Corpus files: the section's ``dataset`` names the output folder (results/preprocess/<dataset>)
+and, by default, the input folder results/data/<dataset> with files ``{split}.{pair}.{lang}``
+(the tiny corpus). ``corpora`` overrides that per pair and split with ``<key>/<set>``: the file
+``results/data/<key>/<set>.<lang>`` of a normalised registry dataset, named as its reader names
+it (``dev.en-fr``, ``newstest2016.en-ro``, ``train.ro-en``). So the full scale reads each
+pair's thesis corpora, and a pair that has no set for a split (Europarl: train only) skips it.
 
 Subword settings (``preprocess.subwords``) are data: ``default`` holds every value, each named
 setting (``settings.<name>``: a chapter's, or a dataset's the chapters share) overrides some of
@@ -14,6 +22,7 @@ joint vocabulary). Models live under ``subwords/<setting>/<model>`` and encoded 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from mlrep.errors import MlrepError
@@ -77,6 +86,58 @@ def subword_options(section: Mapping[str, Any], setting: str, model: str) -> dic
     return options
 
 
+def splits_of(section: Mapping[str, Any], pair: str) -> list[str]:
+    """The section's splits that `pair` has: all, or those its ``corpora`` entry names."""
+    sets = section["corpora"].get(pair)
+    return [split for split in section["splits"] if not sets or split in sets]
+
+
+def source(
+    section: Mapping[str, Any], paths: Paths, dataset: str, split: str, pair: str, lang: str
+) -> tuple[Path, Path]:
+    """(the corpus folder a job depends on, the file it reads) for one side of one split."""
+    sets = section["corpora"].get(pair) if dataset == section["dataset"] else None
+    if not sets:
+        folder = paths.dataset(dataset)
+        return folder, folder / f"{split}.{pair}.{lang}"
+    if split not in sets:
+        raise PlanError(
+            f"preprocess.corpora.{pair} has no {split} set (it has {', '.join(sets)}); add one "
+            "or leave the split out"
+        )
+    key, name = sets[split].split("/", 1)
+    folder = paths.dataset(key)
+    return folder, folder / f"{name}.{lang}"
+
+
+def external_tool(section: Mapping[str, Any], lang: str) -> str | None:
+    """``knp`` / ``enju`` when the user's own output replaces GiNZA (ja) / spaCy (en)."""
+    if lang == "ja" and section["segment"]["source"] == "knp":
+        return "knp"
+    if lang == "en" and section["parse"]["source"] == "enju":
+        return "enju"
+    return None
+
+
+def inputs(
+    section: Mapping[str, Any],
+    paths: Paths,
+    dataset: str,
+    split: str,
+    pair: str,
+    lang: str,
+    analysed: bool = False,
+) -> dict[str, str]:
+    """A corpus-reading job's inputs: the corpus folder of its file (`source`) and, for the
+    segmenting/parsing jobs (`analysed`), the user's KNP/Enju output when `external_tool`
+    names one; the job passes that file on as ``--knp`` / ``--enju``."""
+    found = {"corpus": str(source(section, paths, dataset, split, pair, lang)[0])}
+    tool = external_tool(section, lang) if analysed else None
+    if tool:
+        found[tool] = str(paths.external_analysis(dataset, tool, f"{split}.{pair}.{lang}"))
+    return found
+
+
 def check(section: Mapping[str, Any]) -> None:
     """Every setting's pairs are preprocessed pairs; per_pair names a model it has."""
     for setting in section["subwords"]["settings"]:
@@ -103,7 +164,7 @@ def targets(section: Mapping[str, Any], paths: Paths) -> list[str]:
     dataset = section["dataset"]
     out = []
     for pair in section["pairs"]:
-        for split in section["splits"]:
+        for split in splits_of(section, pair):
             for lang in pair.split("-"):
                 name = f"{split}.{pair}.{lang}"
                 out.append(paths.preprocessed(dataset, "tok") / name)
@@ -113,7 +174,7 @@ def targets(section: Mapping[str, Any], paths: Paths) -> list[str]:
                 out.append(paths.preprocessed(dataset, "hf") / f"{split}.{pair}.en")
     for setting in section["subwords"]["settings"]:
         for pair in subword_setting(section, setting)["pairs"]:
-            for split in section["splits"]:
+            for split in splits_of(section, pair):
                 for lang in pair.split("-"):
                     out.append(paths.subword_encoded(dataset, setting, f"{split}.{pair}.{lang}"))
     return [str(path) for path in out]

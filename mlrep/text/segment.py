@@ -1,13 +1,16 @@
-"""Word segmentation for Japanese, Chinese and Korean, and Japanese bunsetsu segmentation.
+"""Word segmentation for Japanese, Chinese, Korean, Burmese and Khmer; Japanese bunsetsu.
 
 Japanese: GiNZA (``ja-ginza``: Sudachi words, a UD parser and GiNZA's rule-based bunsetsu
 recognizer) is the default because its model ships inside a PyPI wheel. The thesis used
-Juman++ words and KNP bunsetsus; users who have them load KNP output with `mlrep.text.knp`
-and get the thesis segmentation exactly. Outputs say which segmenter produced them.
+Juman++ words and KNP bunsetsus; users who have them give their KNP output instead
+(`mlrep.text.knp`, ``preprocess.segment.source: knp``) and get the thesis segmentation exactly.
+Outputs say which segmenter produced them.
 GiNZA's NER component is excluded: the pipeline runs about 3.7 times faster without it
 (45 → 166 sentences/s measured in one process), and it changes bunsetsu on only 2 of 400
 tiny-corpus lines, where it fuses a named entity with its neighbours into one bunsetsu
 ("ゼロ/その他" as one), which KNP does not do.
+
+Burmese and Khmer, which Moses breaks, are tokenized by rule (`mlrep.text.scripts`).
 
 Bunsetsu are written as token spans ``start:end`` (end exclusive) over the words line, so
 any token, including ``|`` or ``:``, stays unambiguous.
@@ -15,14 +18,23 @@ any token, including ``|`` or ``:``, stays unambiguous.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
 from itertools import pairwise
 from typing import Any
 
-SEGMENTERS = {"ja": "ginza", "zh": "jieba", "ko": "kiwi"}
+from mlrep.text import scripts
+
+SEGMENTERS = {
+    "ja": "ginza",
+    "zh": "jieba",
+    "ko": "kiwi",
+    "my": "Burmese syllables",
+    "km": "Khmer words",
+}
+_PACKAGES = {"ja": "ja-ginza", "zh": "jieba", "ko": "kiwipiepy"}
 _BATCH = 64
 
 
@@ -35,7 +47,9 @@ class Segmented:
 
 
 def tool_version(lang: str) -> str:
-    package = {"ja": "ja-ginza", "zh": "jieba", "ko": "kiwipiepy"}[lang]
+    if lang not in _PACKAGES:
+        return f"{SEGMENTERS[lang]} (rules, mlrep.text.scripts)"
+    package = _PACKAGES[lang]
     return f"{SEGMENTERS[lang]} ({package} {metadata.version(package)})"
 
 
@@ -106,9 +120,20 @@ def korean(lines: Iterable[str]) -> list[Segmented]:
     return out
 
 
+def by_rule(tokenize: Callable[[str], list[str]]) -> Callable[[Iterable[str]], list[Segmented]]:
+    return lambda lines: [Segmented(tuple(tokenize(line))) for line in lines]
+
+
 def segment(lines: list[str], lang: str) -> list[Segmented]:
     """Segment `lines` with the language's segmenter (`SEGMENTERS`)."""
-    return {"ja": japanese, "zh": chinese, "ko": korean}[lang](lines)
+    segmenters = {
+        "ja": japanese,
+        "zh": chinese,
+        "ko": korean,
+        "my": by_rule(scripts.burmese),
+        "km": by_rule(scripts.khmer),
+    }
+    return segmenters[lang](lines)
 
 
 def format_spans(spans: Iterable[tuple[int, int]]) -> str:

@@ -1,8 +1,8 @@
 """Word alignment: join a pair's tokens, align each shard in both directions, symmetrize, gather.
 
 Keyed by dataset and language pair. The tokens are the preprocessing rules' `tok` outputs
-(Moses, GiNZA words for ja, jieba for zh: one tokenization for alignment, subwords and
-chapters). Each shard trains its own model (fast_align and eflomal have no shared-model
+(Moses, GiNZA words for ja, jieba for zh, rules for my and km: one tokenization for alignment,
+subwords and chapters). Each shard trains its own model (fast_align and eflomal have no shared-model
 mode), so shards trade alignment quality for parallel jobs. Each aligner + symmetrization is
 a run folder with its links, counts and provenance.
 """

@@ -1,11 +1,15 @@
 """Preprocessing of a dataset's aligned files: tokenize or segment, parse, subwords.
 
 Files are keyed by dataset, split, pair and language ({split}.{pair}.{lang}, as in the
-corpus), so the same rules serve any dataset (the word alignment asks for its own). Each tool
+corpus), so the same rules serve any dataset (the word alignment asks for its own); which corpus
+file each one reads (the dataset's own, or a pair's registry corpora at the full scale) is
+decided by mlrep/text/plan.py `source`. Each tool
 runs on `preprocess.shards` contiguous shards in parallel jobs (scatter) over the first
 `preprocess.max_lines` lines; with more than one shard, `gather_text` joins them in order with
 their counts (*.meta.json). Subword models are named settings (mlrep/text/plan.py). `snakemake preprocess`
-builds everything the section lists and records its provenance.
+builds everything the section lists and records its provenance. With `segment.source: knp` or
+`parse.source: enju` the Japanese and English steps take the user's own KNP / Enju output of
+each file (PATHS.external_analysis) instead of running GiNZA / spaCy.
 """
 
 from mlrep.text import plan as preprocess_plan
@@ -14,9 +18,11 @@ PRE = CFG["preprocess"]
 PRE_SHARDS = PRE["shards"]
 PRE_SEGMENTED = PRE["segment"]["languages"]
 PRE_FLAGS = flags_from({"max_chars": PRE["max_chars"]})
+PRE_TOKENIZE = flags_from({k: v for k, v in PRE["tokenize"].items() if k != "steps"})
+# The user's own KNP / Enju output replaces GiNZA / spaCy when the section says so.
+PRE_EXTERNAL = {lang: preprocess_plan.external_tool(PRE, lang) for lang in ("ja", "en")}
 PRE_CAP = flags_from({"max_lines": PRE["max_lines"]})  # steps that read the corpus
 PRE_NAME = "{split}.{pair}.{lang}"
-PRE_CORPUS = str(PATHS.dataset("{dataset}"))
 # One shard is the output itself: no gather job per file.
 PRE_SHARD = {
     stage: str(
@@ -62,7 +68,11 @@ ruleorder: tokenize_shard > segment_ja_shard
 rule tokenize_shard:
     """Moses normalisation + tokenization of one shard (languages not segmented)."""
     input:
-        corpus=PRE_CORPUS,
+        unpack(
+            lambda w: preprocess_plan.inputs(
+                PRE, PATHS, w.dataset, w.split, w.pair, w.lang
+            )
+        ),
     output:
         text=PRE_SHARD["tok"],
         meta=f"{PRE_SHARD['tok']}.meta.json",
@@ -77,22 +87,29 @@ rule tokenize_shard:
     resources:
         **job_resources("default"),
     params:
-        code=code_version("text/cli", "text/lines", "text/moses"),
-        source=lambda w, input: f"{input.corpus}/{w.split}.{w.pair}.{w.lang}",
-        flags=f"{flags_from(PRE['tokenize'])} {PRE_FLAGS} {PRE_CAP}",
+        code=code_version("text/cli", "text/lines", "text/moses", "text/normalise"),
+        source=lambda w: preprocess_plan.source(
+            PRE, PATHS, w.dataset, w.split, w.pair, w.lang
+        )[1],
+        steps=lambda w: flags_from({"steps": PRE["tokenize"]["steps"].get(w.lang, [])}),
+        flags=f"{PRE_TOKENIZE} {PRE_FLAGS} {PRE_CAP}",
         shard=lambda w: w.get("shard", 0),
         shards=PRE_SHARDS,
         scale=CFG["scale"],
     shell:
         "mlrep text tokenize --lang {wildcards.lang} --input {params.source} "
         "--output {output.text} --shard {params.shard} --shards {params.shards} "
-        "--scale {params.scale} {params.flags} > {log} 2>&1"
+        "--scale {params.scale} {params.steps} {params.flags} > {log} 2>&1"
 
 
 rule segment_shard:
-    """Word segmentation (jieba, kiwi) of one shard of a Chinese or Korean file."""
+    """Word segmentation of one shard: zh (jieba), ko (kiwi), my and km (rules)."""
     input:
-        corpus=PRE_CORPUS,
+        unpack(
+            lambda w: preprocess_plan.inputs(
+                PRE, PATHS, w.dataset, w.split, w.pair, w.lang
+            )
+        ),
     output:
         text=PRE_SHARD["tok"],
         meta=f"{PRE_SHARD['tok']}.meta.json",
@@ -107,8 +124,10 @@ rule segment_shard:
     resources:
         **job_resources("default"),
     params:
-        code=code_version("text/cli", "text/lines", "text/segment"),
-        source=lambda w, input: f"{input.corpus}/{w.split}.{w.pair}.{w.lang}",
+        code=code_version("text/cli", "text/lines", "text/segment", "text/scripts"),
+        source=lambda w: preprocess_plan.source(
+            PRE, PATHS, w.dataset, w.split, w.pair, w.lang
+        )[1],
         flags=f"{PRE_FLAGS} {PRE_CAP}",
         shard=lambda w: w.get("shard", 0),
         shards=PRE_SHARDS,
@@ -120,9 +139,13 @@ rule segment_shard:
 
 
 rule segment_ja_shard:
-    """Japanese words and bunsetsu spans (GiNZA) of one shard."""
+    """Japanese words and bunsetsu spans of one shard (GiNZA, or the user's KNP output)."""
     input:
-        corpus=PRE_CORPUS,
+        unpack(
+            lambda w: preprocess_plan.inputs(
+                PRE, PATHS, w.dataset, w.split, w.pair, w.lang, analysed=True
+            )
+        ),
     output:
         text=PRE_SHARD["tok"],
         meta=f"{PRE_SHARD['tok']}.meta.json",
@@ -139,8 +162,13 @@ rule segment_ja_shard:
     resources:
         **job_resources("default"),
     params:
-        code=code_version("text/cli", "text/lines", "text/segment"),
-        source=lambda w, input: f"{input.corpus}/{w.split}.{w.pair}.{w.lang}",
+        code=code_version(
+            "text/cli", "text/lines", "text/segment", "text/knp", "text/external"
+        ),
+        source=lambda w: preprocess_plan.source(
+            PRE, PATHS, w.dataset, w.split, w.pair, w.lang
+        )[1],
+        external=lambda w, input: (f"--knp {input.knp}" if PRE_EXTERNAL["ja"] else ""),
         flags=f"{PRE_FLAGS} {PRE_CAP}",
         shard=lambda w: w.get("shard", 0),
         shards=PRE_SHARDS,
@@ -148,13 +176,18 @@ rule segment_ja_shard:
     shell:
         "mlrep text segment --lang ja --input {params.source} --output {output.text} "
         "--bunsetsu {output.bunsetsu} --shard {params.shard} --shards {params.shards} "
-        "--scale {params.scale} {params.flags} > {log} 2>&1"
+        "--scale {params.scale} {params.external} {params.flags} > {log} 2>&1"
 
 
 rule parse_shard:
-    """English dependency parse of one shard as Enju-shaped binary trees (JSON lines)."""
+    """English trees of one shard (spaCy dependencies made Enju-shaped, or the user's Enju
+    output) as JSON lines, with the verb arguments head finalization may mark."""
     input:
-        corpus=PRE_CORPUS,
+        unpack(
+            lambda w: preprocess_plan.inputs(
+                PRE, PATHS, w.dataset, w.split, w.pair, w.lang, analysed=True
+            )
+        ),
     output:
         text=PRE_SHARD["parse"],
         meta=f"{PRE_SHARD['parse']}.meta.json",
@@ -169,8 +202,19 @@ rule parse_shard:
     resources:
         **job_resources("default"),
     params:
-        code=code_version("text/cli", "text/lines", "text/english", "text/tree"),
-        source=lambda w, input: f"{input.corpus}/{w.split}.{w.pair}.{w.lang}",
+        code=code_version(
+            "text/cli",
+            "text/lines",
+            "text/english",
+            "text/tree",
+            "text/head_final",
+            "text/enju",
+            "text/external",
+        ),
+        source=lambda w: preprocess_plan.source(
+            PRE, PATHS, w.dataset, w.split, w.pair, w.lang
+        )[1],
+        external=lambda w, input: (f"--enju {input.enju}" if PRE_EXTERNAL["en"] else ""),
         flags=f"{PRE_FLAGS} {PRE_CAP}",
         shard=lambda w: w.get("shard", 0),
         shards=PRE_SHARDS,
@@ -178,7 +222,7 @@ rule parse_shard:
     shell:
         "mlrep text parse --input {params.source} --output {output.text} "
         "--shard {params.shard} --shards {params.shards} "
-        "--scale {params.scale} {params.flags} > {log} 2>&1"
+        "--scale {params.scale} {params.external} {params.flags} > {log} 2>&1"
 
 
 if PRE_SHARDS > 1:
@@ -209,7 +253,8 @@ if PRE_SHARDS > 1:
 
 
 rule head_final:
-    """Head-finalized English (HFSS sources) from the parse trees, words kept 1:1."""
+    """Head-finalized English (HFSS sources) from the parse trees: words kept 1:1 unless
+    `head_final` asks for Isozaki's article dropping or pseudo-particles."""
     input:
         PRE_OUT["parse"],
     output:
@@ -226,9 +271,12 @@ rule head_final:
     resources:
         **job_resources("cpu_light"),
     params:
-        code=code_version("text/cli", "text/lines", "text/tree"),
+        code=code_version("text/cli", "text/lines", "text/tree", "text/head_final"),
+        flags=flags_from(PRE["head_final"]),
+        scale=CFG["scale"],
     shell:
-        "mlrep text head-final --input {input} --output {output.text} > {log} 2>&1"
+        "mlrep text head-final --input {input} --output {output.text} "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
 
 
 rule train_subwords:
