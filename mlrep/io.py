@@ -12,6 +12,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import islice
 from pathlib import Path
 
 _CHUNK = 1 << 20
@@ -72,6 +73,36 @@ def read_lines(path: Path, error: type[Exception]) -> list[str]:
         return [
             decode_line(raw, path, number, error).rstrip("\r\n")
             for number, raw in enumerate(handle, start=1)
+        ]
+
+
+def count_lines(path: Path, error: type[Exception], chunk: int = 1 << 20) -> int:
+    """Number of lines `read_lines` would return, counted in fixed-size chunks (flat memory).
+
+    A shard job needs the file's length to know its block, not the text of the whole file.
+    """
+    if not path.exists():
+        raise error(f"{path}: file not found")
+    count, last = 0, b"\n"
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
+
+
+def read_line_range(path: Path, start: int, stop: int, error: type[Exception]) -> list[str]:
+    """Lines ``start`` to ``stop - 1`` (0-based) of a UTF-8 file, as `read_lines` gives them.
+
+    Only those lines are held and decoded, so each of many shards of a large corpus keeps its
+    own block in memory; bad bytes are reported with the line's number in the whole file.
+    """
+    if not path.exists():
+        raise error(f"{path}: file not found")
+    with open(path, "rb") as handle:
+        return [
+            decode_line(raw, path, number, error).rstrip("\r\n")
+            for number, raw in enumerate(islice(handle, start, stop), start=start + 1)
         ]
 
 

@@ -61,3 +61,36 @@ def test_gather_needs_the_shard_metadata(tmp_path):
     part.write_text("a\n")
     with pytest.raises(TextInputError, match=r"p0.meta.json: missing"):
         lines.gather([part], tmp_path / "all")
+
+
+@pytest.mark.parametrize("ending", ["", "\n", "\r\n"])
+@pytest.mark.parametrize("max_lines", [0, 5, 100])
+def test_a_shard_reads_the_same_block_as_slicing_the_whole_file(tmp_path, ending, max_lines):
+    path = tmp_path / "corpus.txt"
+    text = [f"línea {i}" if i % 7 else "" for i in range(23)]
+    path.write_bytes((ending or "\n").join(text).encode() + ending.encode())
+    whole = lines.read_lines(path)
+    assert len(whole) == 23
+    kept = whole[:max_lines] if max_lines else whole
+    joined = []
+    for shard in range(4):
+        block, total = lines.read_block(path, max_lines, shard, 4)
+        assert total == 23
+        assert block == [kept[i] for i in lines.shard_range(len(kept), shard, 4)]
+        joined.extend(block)
+    assert joined == kept
+    assert lines.read_block(path, max_lines, None, None) == (kept, 23)
+
+
+def test_an_empty_file_has_no_lines_and_empty_shards(tmp_path):
+    path = tmp_path / "empty.txt"
+    path.write_bytes(b"")
+    assert lines.read_block(path, 0, 1, 3) == ([], 0)
+
+
+def test_a_shard_names_the_bad_line_by_its_number_in_the_whole_file(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"a\nb\nc\nd\n\xff\nf\n")
+    assert lines.read_block(path, 0, 0, 2) == (["a", "b", "c"], 6)
+    with pytest.raises(TextInputError, match=r"bad\.txt:5: invalid UTF-8"):
+        lines.read_block(path, 0, 1, 2)

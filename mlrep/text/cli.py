@@ -67,11 +67,7 @@ def _shard_lines(args: argparse.Namespace, max_lines: int) -> tuple[list[str], i
     """The lines of this shard of the first `max_lines` input lines, and the input's length."""
     if (args.shard is None) != (args.shards is None):
         raise UsageError("--shard and --shards go together")
-    text = lines.read_lines(args.input)
-    kept = lines.head(text, max_lines)
-    if args.shards is None:
-        return kept, len(text)
-    return [kept[i] for i in lines.shard_range(len(kept), args.shard, args.shards)], len(text)
+    return lines.read_block(args.input, max_lines, args.shard, args.shards)
 
 
 def _run(

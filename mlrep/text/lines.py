@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mlrep.errors import MlrepError
-from mlrep.io import atomic_write_text
+from mlrep.io import atomic_write_text, count_lines, read_line_range
 from mlrep.io import read_lines as read_text_lines
 
 META_SUFFIX = ".meta.json"
@@ -51,13 +51,20 @@ def read_lines(path: Path) -> list[str]:
     return read_text_lines(path, TextInputError)
 
 
-def head(lines: list[str], max_lines: int) -> list[str]:
-    """The first `max_lines` lines (all when 0): the small scales' cap on text per file.
+def read_block(
+    path: Path, max_lines: int, shard: int | None, shards: int | None
+) -> tuple[list[str], int]:
+    """The lines of shard `shard` of `shards` (all when None) of the file's first `max_lines`
+    lines (all when 0: the small scales' cap on text per file), and the file's length.
 
     The first lines are a fair sample because corpus files are ordered by a hash of the
-    segment (mlrep.data.tiny_corpus); both sides of a pair keep the same lines.
+    segment (mlrep.data.tiny_corpus); both sides of a pair keep the same lines. Only the
+    shard's own lines are read into memory, so many shard jobs of a large corpus stay small.
     """
-    return lines[:max_lines] if max_lines else lines
+    total = count_lines(path, TextInputError)
+    kept = min(total, max_lines) if max_lines else total
+    block = range(kept) if shards is None else shard_range(kept, shard or 0, shards)
+    return read_line_range(path, block.start, block.stop, TextInputError), total
 
 
 def shard_range(total: int, shard: int, shards: int) -> range:
