@@ -146,9 +146,7 @@ def _detokenize(args: argparse.Namespace) -> int:
 
 def _knp_segmenter(args: argparse.Namespace) -> Callable[[list[str]], list[segment.Segmented]]:
     """The user's KNP analyses of the input's lines, in place of GiNZA."""
-    corpus = lines.read_lines(args.input)
-    table = external.line_up(list(knp.read_knp(args.knp)), corpus, args.knp, lambda s: s.words)
-    return lambda batch: external.look_up(table, batch, args.knp)
+    return external.analyser(list(knp.read_knp(args.knp)), args.input, args.knp, lambda s: s.words)
 
 
 def _segment(args: argparse.Namespace) -> int:
@@ -187,11 +185,10 @@ def _read_knp(args: argparse.Namespace) -> int:
 
 def _enju_parser(args: argparse.Namespace) -> Callable[[list[str]], list[str]]:
     """The user's Enju trees of the input's lines, in place of the spaCy substitute."""
-    corpus = lines.read_lines(args.input)
-    table = external.line_up(list(enju.read_enju(args.enju)), corpus, args.enju, lambda p: p.words)
-    return lambda batch: [
-        english.parse_line(*parsed) for parsed in external.look_up(table, batch, args.enju)
-    ]
+    trees = external.analyser(
+        list(enju.read_enju(args.enju)), args.input, args.enju, lambda p: p.words
+    )
+    return lambda batch: [english.parse_line(*parsed) for parsed in trees(batch)]
 
 
 def _parse(args: argparse.Namespace) -> int:
