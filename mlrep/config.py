@@ -124,6 +124,70 @@ def validate(resolved: Mapping[str, Any], schema: Mapping[str, Any], label: str)
         raise ConfigError(f"{label} is invalid:\n{lines}")
 
 
+_SCALAR_TYPES = {"integer": int, "number": (int, float), "boolean": bool}
+
+
+def _typed(text: str, expected: Any) -> Any:
+    """`text` read as YAML if that gives the scalar type the schema expects, else None."""
+    wanted = [expected] if isinstance(expected, str) else list(expected)
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    for name in wanted:
+        kind = _SCALAR_TYPES.get(name)
+        if kind is None or (isinstance(value, bool) and name != "boolean"):
+            continue
+        if isinstance(value, kind):
+            return value
+    return None
+
+
+def _set_if_equal(node: Any, path: list[Any], old: str, new: Any) -> bool:
+    for key in path[:-1]:
+        try:
+            node = node[key]
+        except (KeyError, IndexError, TypeError):
+            return False
+    try:
+        if node[path[-1]] != old:
+            return False
+    except (KeyError, IndexError, TypeError):
+        return False
+    node[path[-1]] = new
+    return True
+
+
+def coerce_override_strings(
+    params: dict[str, Any], schema: Mapping[str, Any], names: list[str]
+) -> dict[str, Any]:
+    """Give ``--config`` values the scalar types the schema asks for.
+
+    Snakemake reads a nested ``--config key={...}`` value with YAML's BaseLoader, so every
+    scalar in it arrives as a string (``seeds: [1, 10]`` becomes ``['1', '10']``). A string the
+    schema wants as integer, number or boolean, and that YAML reads as one, is converted where
+    it sits in `params` (the section itself or one of its ``scales:`` blocks); anything else is
+    left for validation to report.
+    """
+    params = copy.deepcopy(params)
+    validator = jsonschema.Draft202012Validator(schema)
+    for name in names:
+        for error in validator.iter_errors(resolve(params, name, names)):
+            if error.validator != "type" or not isinstance(error.instance, str):
+                continue
+            value = _typed(error.instance, error.validator_value)
+            if value is None:
+                continue
+            path = list(error.absolute_path)
+            candidates = [path] + [
+                [*path[:i], SCALES_KEY, name, *path[i:]] for i in range(len(path) - 1, -1, -1)
+            ]
+            for candidate in candidates:
+                if _set_if_equal(params, candidate, error.instance, value):
+                    break
+    return params
+
+
 def load(
     params: Mapping[str, Any], schema_path: Path = DEFAULT_SCHEMA, label: str = "params.yaml"
 ) -> dict[str, Any]:
@@ -139,6 +203,7 @@ def load(
             f"{label} is invalid:\n  - scale: {scale!r} is not allowed; "
             f"allowed values: {', '.join(names)}"
         )
+    params = coerce_override_strings(dict(params), schema, names)
     for name in names:
         validate(resolve(params, name, names), schema, f"{label} (scale {name})")
     return resolve(params, scale, names)

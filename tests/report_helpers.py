@@ -38,6 +38,7 @@ def write_metrics(
     metrics: dict[str, float],
     scale: str = "tiny",
     bleu_drop: dict[str, float] | None = None,
+    sentence_scores: dict[str, list[float]] | None = None,
 ) -> Path:
     """One metrics.json; `bleu_drop` adds bleu_stats for a metric at a word-drop rate."""
     folder = results / chapter / run / f"seed{seed}"
@@ -49,6 +50,8 @@ def write_metrics(
             name: sentence_stats([degrade(r, rate, rng) for r in REFERENCES], REFERENCES)
             for name, rate in bleu_drop.items()
         }
+    if sentence_scores:
+        data["sentence_scores"] = sentence_scores
     path = folder / "metrics.json"
     path.write_text(json.dumps(data))
     return path

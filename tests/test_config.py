@@ -107,3 +107,33 @@ def test_yaml_syntax_error_names_file_and_line(tmp_path):
     bad.write_text("scale: tiny\ndata: [unclosed\n")
     with pytest.raises(cfg.ConfigError, match=r"params.yaml:\d+: not valid YAML"):
         cfg.load_yaml(bad)
+
+
+def test_config_overrides_parsed_by_snakemake_get_the_schema_types():
+    """`--config` nested values arrive as strings; the documented fill-every-cell command works."""
+    from snakemake.cli import parse_config
+    from snakemake.utils import update_config
+
+    override = parse_config(
+        [
+            "ch8_layernorm={seeds: [1, 10, 20], run_datasets: [opus],"
+            " decode: {beam: 2, max_len_a: 1.5}, train: {fp16: true},"
+            " scales: {full: {seeds: [7]}}}"
+        ]
+    )
+    assert override["ch8_layernorm"]["seeds"] == ["1", "10", "20"]
+    params = copy.deepcopy(PARAMS)
+    update_config(params, override)
+    tiny = _load(params)["ch8_layernorm"]
+    assert tiny["seeds"] == [1, 10, 20] and tiny["run_datasets"] == ["opus"]
+    assert tiny["decode"]["beam"] == 2 and tiny["decode"]["max_len_a"] == 1.5
+    assert tiny["train"]["fp16"] is True
+    params["scale"] = "full"
+    assert _load(params)["ch8_layernorm"]["seeds"] == [7]
+
+
+def test_a_string_the_schema_cannot_read_as_its_type_is_still_reported():
+    with pytest.raises(cfg.ConfigError, match=r"seeds\[0\]: 'one' has the wrong type"):
+        _load(_with("ch8_layernorm.seeds", ["one"]))
+    with pytest.raises(cfg.ConfigError, match=r"max_chars: 'true' has the wrong type"):
+        _load(_with("data.tiny_corpus.max_chars", "true"))

@@ -89,3 +89,20 @@ def test_full_model_needs_its_path(tmp_path, capsys):
 def test_empty_file_is_an_error(tmp_path):
     with pytest.raises(OffTargetError, match="empty file"):
         score([], "de")
+
+
+def test_run_metrics_give_per_sentence_scores_whose_mean_is_the_rate(tmp_path):
+    """Directions of unequal size: the sentence scores still average to the mean of the rates."""
+    from mlrep.nmt.data import Direction
+    from mlrep.nmt.metrics import off_target
+
+    german = "Der Benutzer hat keine Berechtigung für diese Aktion und muss sich anmelden."
+    french = "L'utilisateur n'a pas la permission d'effectuer cette action sur le serveur."
+    (tmp_path / "fr-de.hyp").write_text(f"{german}\n{french}\n", encoding="utf-8")
+    (tmp_path / "de-fr.hyp").write_text(f"{french}\n{french}\n{french}\n{german}\n", "utf-8")
+    mean, rates, sentences = off_target(
+        tmp_path, [Direction("fr", "de"), Direction("de", "fr")], "lite", None
+    )
+    assert rates == {"fr-de": 50.0, "de-fr": 25.0} and mean == pytest.approx(37.5)
+    assert len(sentences) == 6 and sum(sentences) / len(sentences) == pytest.approx(mean)
+    assert [s > 0 for s in sentences] == [False, True, False, False, False, True]

@@ -78,3 +78,31 @@ def test_cut_names_the_missing_set(tmp_path, corpus):  # noqa: F811
         cut([corpus], ["en", "it"], ["train", "dev", "test"], tmp_path, 10, 10, 10)
     with pytest.raises(NmtDataError, match="must include English"):
         cut([corpus], ["it", "nl"], SPLITS, tmp_path, 10, 10, 10)
+
+
+def test_every_tiny_dataset_prepares_with_its_params(tmp_path):
+    """`mlrep nmt prepare` with params.yaml's values, so `--config` can switch tiny to any
+    dataset (a vocabulary smaller than a script's characters fails only here)."""
+    from mlrep import cli
+    from mlrep.config import load, load_yaml
+    from tests.conftest import REPO
+
+    datasets = load(load_yaml(REPO / "params.yaml"))["ch8_layernorm"]["datasets"]
+    languages = sorted({lang for d in datasets.values() for lang in d["languages"]} - {"en"})
+    every = tmp_path / "tiny_corpus"
+    args = ["corpus", "tiny", "--params", str(REPO / "params.yaml"), "--languages", *languages]
+    assert cli.main([*args, "--wheels", str(REPO / "resources/wheels"), "--out", str(every)]) == 0
+    for name, dataset in datasets.items():
+        out = tmp_path / name
+        assert (
+            cli.main(
+                ["nmt", "prepare", "--corpora", str(every), "--dataset", name, "--out", str(out)]
+            )
+            == 0
+        )
+        stats = read_stats(out / "text")
+        assert sorted(stats["languages"]) == sorted(dataset["languages"])
+        assert (
+            len((out / "dict.txt").read_text(encoding="utf-8").splitlines())
+            > 0.5 * dataset["vocab_size"]
+        )

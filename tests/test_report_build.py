@@ -7,6 +7,7 @@ import shutil
 import pytest
 
 from mlrep.cli import main
+from mlrep.report import claims
 from mlrep.report.figures import definitions as figure_definitions
 from mlrep.report.reference import load_sources
 from tests.conftest import copy_workflow, snakemake
@@ -44,10 +45,12 @@ def test_build_from_partial_results_writes_every_table_figure_and_the_ledger(tmp
 def test_build_with_no_results_at_all(tmp_path):
     out = build(tmp_path, tmp_path / "missing")
     page = (out / "index.html").read_text()
-    assert "0 metrics files at this scale" in page and "35 not run at this scale" in page.replace(
-        "claims (", ""
-    )
+    not_run = f"{len(claims.load())} not run at this scale"
+    assert "0 metrics files at this scale" in page and not_run in page.replace("claims (", "")
     assert "measured" not in json.loads((out / "claims.json").read_text())[0]["outcome"]
+    # at tiny the ledger says what its verdicts can and cannot show
+    assert claims.scale_note("tiny") in page.replace("\n", " ")
+    assert claims.scale_note("tiny") in (out / "claims.md").read_text()
 
 
 def test_report_check_accepts_the_shipped_definitions(capsys):

@@ -61,6 +61,29 @@ def test_claim_holds_with_a_paired_bootstrap_when_bleu_stats_exist(tmp_path):
     )
 
 
+def test_off_target_claim_bootstraps_per_sentence_scores(tmp_path):
+    """One seed, as at tiny: the off-target rates' sentences decide, not a sign test."""
+    flags = {"postnorm": [100.0] * 10 + [0.0] * 50, "prenorm": [100.0] * 40 + [0.0] * 20}
+    for system, flagged in flags.items():
+        rate = sum(flagged) / len(flagged)
+        write_metrics(
+            tmp_path,
+            "ch8_layernorm",
+            f"iwslt/{system}-s-enc-t-dec-w",
+            1,
+            {"zst_off_target": rate},
+            sentence_scores={"zst_off_target": flagged},
+        )
+    verdict = claims.evaluate(
+        CLAIMS["ch8-iwslt-postnorm-lower-off-target"], fill_all(collect(tmp_path, "tiny")), (300, 1)
+    )
+    assert verdict.measured_a == pytest.approx(100 / 6) and verdict.measured_b == pytest.approx(
+        200 / 3
+    )
+    assert verdict.statistic == "paired bootstrap over 60 sentences"
+    assert (verdict.outcome, verdict.p_value) == (claims.HOLDS, pytest.approx(1 / 301))
+
+
 def test_claim_fails_when_the_measured_direction_is_reversed(tmp_path):
     ch8_results(tmp_path, post_better=False)
     verdict = claims.evaluate(

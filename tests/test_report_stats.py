@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 from sacrebleu.metrics import BLEU
 
-from mlrep.report.stats import bleu_from_stats, paired_bootstrap, sentence_stats, sign_test
+from mlrep.report.stats import (
+    bleu_from_stats,
+    paired_bootstrap,
+    paired_bootstrap_mean,
+    sentence_stats,
+    sign_test,
+)
 from tests.report_helpers import REFERENCES, degrade
 
 
@@ -32,6 +38,18 @@ def test_paired_bootstrap_needs_the_same_test_sentences():
     stats = sentence_stats(REFERENCES[:4], REFERENCES[:4])
     with pytest.raises(ValueError, match="equal-length"):
         paired_bootstrap(stats, stats[:3])
+
+
+def test_paired_bootstrap_of_means_tests_per_sentence_rates():
+    rng = np.random.default_rng(3)
+    # off-target flags (100 = wrong language) of 300 sentences: 60% against 20%
+    often = np.where(rng.random(300) < 0.6, 100.0, 0.0)
+    rarely = np.where(rng.random(300) < 0.2, 100.0, 0.0)
+    assert paired_bootstrap_mean(often, rarely, samples=300) < 0.01
+    assert paired_bootstrap_mean(rarely, often, samples=300) > 0.99
+    assert paired_bootstrap_mean(often, often, samples=300) == 1.0
+    with pytest.raises(ValueError, match="equal-length"):
+        paired_bootstrap_mean(often, rarely[:10])
 
 
 @pytest.mark.parametrize(

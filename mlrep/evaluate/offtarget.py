@@ -39,6 +39,7 @@ class OffTarget:
     empty: int  # empty lines (counted as off-target)
     short: int  # non-empty lines within SHORT_WORDS and SHORT_CHARS: noisy labels
     model: str
+    off: tuple[bool, ...] = ()  # per line: is it off-target (for paired tests over sentences)
 
     def as_dict(self) -> dict[str, float | int | str]:
         return {
@@ -103,13 +104,14 @@ def score(
         raise OffTargetError("no hypotheses to score (empty file)")
     target = fasttext_label(lang)
     labels = detect(lines, model, model_path)
-    off = sum(label != target for label in labels)
+    off = tuple(label != target for label in labels)
     return OffTarget(
-        off_target=100.0 * off / len(lines),
+        off_target=100.0 * sum(off) / len(lines),
         n=len(lines),
         empty=sum(not line.strip() for line in lines),
         short=sum(_is_short(line) for line in lines),
         model=model if model == "lite" else f"full:{model_path}",
+        off=off,
     )
 
 

@@ -188,8 +188,9 @@ def _metrics(args: argparse.Namespace) -> int:
         Direction.parse(name) for name, v in scores["directions"].items() if v["zero_shot"]
     ]
     extra: dict[str, float] = {}
+    sentence_scores: dict[str, list[float]] = {}
     if zero_shot:
-        extra["zst_off_target"], rates = metrics.off_target(
+        extra["zst_off_target"], rates, sentence_scores["zst_off_target"] = metrics.off_target(
             args.hyp,
             zero_shot,
             args.off_target_model,
@@ -203,7 +204,7 @@ def _metrics(args: argparse.Namespace) -> int:
     if args.bleurt:
         extra.update(json.loads(args.bleurt.read_text(encoding="utf-8"))["metrics"])
     scale, _ = effective(args, args.section, ())
-    doc = metrics.document(args.section, args.run, args.seed, scale, scores, extra)
+    doc = metrics.document(args.section, args.run, args.seed, scale, scores, extra, sentence_scores)
     atomic_write_text(args.out, json.dumps(doc, indent=1) + "\n")
     record(
         args.out.parent, "nmt metrics", {"scale": doc["scale"], "run": args.run, "seed": args.seed}

@@ -17,17 +17,24 @@ from mlrep.io import read_lines
 from mlrep.nmt.data import Direction, NmtDataError
 
 
-def off_target(hyp_dir: Path, zero_shot: list[Direction], model: str, model_path: Path | None):
-    """Mean off-target rate (%) over the zero-shot directions, and the rate per direction."""
+def off_target(
+    hyp_dir: Path, zero_shot: list[Direction], model: str, model_path: Path | None
+) -> tuple[float, dict[str, float], list[float]]:
+    """Mean off-target rate (%) over the zero-shot directions, the rate per direction, and a
+    score per sentence whose mean is that rate (100 for an off-target line, each direction
+    weighted equally as the thesis averages rates), for the ledger's paired bootstrap."""
     from mlrep.evaluate.offtarget import score
 
-    rates = {
-        d.name: score(
-            read_lines(hyp_dir / f"{d.name}.hyp", NmtDataError), d.tgt, model, model_path
-        ).off_target
+    results = {
+        d.name: score(read_lines(hyp_dir / f"{d.name}.hyp", NmtDataError), d.tgt, model, model_path)
         for d in zero_shot
     }
-    return sum(rates.values()) / len(rates), rates
+    total = sum(r.n for r in results.values())
+    sentences = [
+        100.0 * flag * total / (len(results) * r.n) for r in results.values() for flag in r.off
+    ]
+    rates = {name: r.off_target for name, r in results.items()}
+    return sum(rates.values()) / len(rates), rates, sentences
 
 
 def layer_metrics(probes: dict[str, Path], svcca: Path | None) -> dict[str, float]:
@@ -48,7 +55,13 @@ def layer_metrics(probes: dict[str, Path], svcca: Path | None) -> dict[str, floa
 
 
 def document(
-    chapter: str, run: str, seed: int, scale: str, scores: dict, extra: dict[str, float]
+    chapter: str,
+    run: str,
+    seed: int,
+    scale: str,
+    scores: dict,
+    extra: dict[str, float],
+    sentence_scores: dict[str, list[float]],
 ) -> dict:
     return {
         "chapter": chapter,
@@ -57,5 +70,6 @@ def document(
         "scale": scale,
         "metrics": {**scores["metrics"], **extra},
         "bleu_stats": scores["bleu_stats"],
+        "sentence_scores": sentence_scores,
         "directions": scores["directions"],
     }

@@ -28,6 +28,7 @@ class Cell:
     measured: float | None = None
     seeds: dict[int, float] = field(default_factory=dict)
     bleu_stats: dict[int, list[list[float]]] = field(default_factory=dict)
+    sentence_scores: dict[int, list[float]] = field(default_factory=dict)
     aggregate: bool = False
     delta: bool = False
     missing: int = 0  # operands of an aggregate that were not run
@@ -89,8 +90,12 @@ def _measure(keys: list[CellKey], results: Results, chapter: str, cell: Cell) ->
             if all(m in result.metrics for m in key.metrics):
                 values[result.seed] = statistics.fmean(result.metrics[m] for m in key.metrics)
                 used.add((chapter, key.run))
-                if len(keys) == 1 and key.metrics[0] in result.bleu_stats:
-                    cell.bleu_stats[result.seed] = result.bleu_stats[key.metrics[0]]
+                if len(keys) == 1 and len(key.metrics) == 1:  # one metric: its sentences
+                    name = key.metrics[0]
+                    if name in result.bleu_stats:
+                        cell.bleu_stats[result.seed] = result.bleu_stats[name]
+                    if name in result.sentence_scores:
+                        cell.sentence_scores[result.seed] = result.sentence_scores[name]
         per_key.append(values)
     if all(per_key):
         cell.measured = statistics.fmean(statistics.fmean(v.values()) for v in per_key)
@@ -107,7 +112,7 @@ def _tolerance(cells: list[Cell]) -> float:
 def _combine(cell: Cell, operands: list[Cell]) -> None:
     """Make `cell` the mean of `operands` (measured side) and check its printed value."""
     cell.aggregate = True
-    cell.measured, cell.seeds, cell.bleu_stats = None, {}, {}
+    cell.measured, cell.seeds, cell.bleu_stats, cell.sentence_scores = None, {}, {}, {}
     # a printed "-" is a structural blank (a diagonal, a system without that test): the
     # thesis's averages skip it, so ours do too
     operands = [o for o in operands if o.published.strip() not in BLANKS]
@@ -176,7 +181,8 @@ def _deltas(filled: FilledTable, results: Results) -> None:
     for index, cells in enumerate(filled.cells):
         for column, (a, b) in filled.definition.deltas.items():
             cell = cells[columns.index(column)]
-            cell.delta, cell.measured, cell.seeds, cell.bleu_stats = True, None, {}, {}
+            cell.delta, cell.measured, cell.seeds = True, None, {}
+            cell.bleu_stats, cell.sentence_scores = {}, {}
             first, second = _operand(filled, results, index, a), _operand(filled, results, index, b)
             if first.measured is not None and second.measured is not None:
                 cell.measured = first.measured - second.measured

@@ -12,7 +12,8 @@ with this content (JSON object; extra keys are ignored)::
       "seed": 10,                           # integer
       "scale": "tiny",                      # the scale the numbers were measured at
       "metrics": {"zst_bleu": 16.8, "zst_off_target": 8.59},   # name -> number
-      "bleu_stats": {"zst_bleu": [[hyp_len, ref_len, c1, c2, c3, c4, t1, t2, t3, t4], ...]}
+      "bleu_stats": {"zst_bleu": [[hyp_len, ref_len, c1, c2, c3, c4, t1, t2, t3, t4], ...]},
+      "sentence_scores": {"zst_off_target": [100.0, 0.0, ...]}
     }
 
 ``metrics`` holds the numbers the tables and claims name (a table definition maps each cell to
@@ -20,6 +21,8 @@ with this content (JSON object; extra keys are ignored)::
 0.0859), as the thesis prints them. ``bleu_stats`` is optional: the per-sentence BLEU sufficient
 statistics of a BLEU metric (`mlrep.report.stats.sentence_stats` computes them with sacrebleu);
 where both sides of a comparison have them, the claims ledger runs a paired bootstrap test.
+``sentence_scores`` is optional too: per-sentence scores of a metric that is their mean (an
+off-target rate: 100 for a hypothesis in the wrong language, 0 otherwise), bootstrapped alike.
 Numbers of other scales are kept on disk but never shown in a report of this scale.
 """
 
@@ -52,6 +55,7 @@ class SeedResult:
     scale: str
     metrics: dict[str, float]
     bleu_stats: dict[str, list[list[float]]] = field(default_factory=dict)
+    sentence_scores: dict[str, list[float]] = field(default_factory=dict)
     sha256: str = ""
 
 
@@ -80,6 +84,14 @@ def read(path: Path) -> SeedResult:
                 f"{path}: bleu_stats.{name} must be a list of 10-number rows "
                 "[hyp_len, ref_len, c1..c4, t1..t4]"
             )
+    scores = data.get("sentence_scores", {})
+    for name, values in scores.items():
+        if not isinstance(values, list) or any(
+            isinstance(v, bool) or not isinstance(v, int | float) for v in values
+        ):
+            raise MetricsFileError(
+                f"{path}: sentence_scores.{name} must be a list of numbers, one per sentence"
+            )
     return SeedResult(
         path=path,
         chapter=data["chapter"],
@@ -88,6 +100,7 @@ def read(path: Path) -> SeedResult:
         scale=data["scale"],
         metrics=metrics,
         bleu_stats=stats,
+        sentence_scores=scores,
         sha256=sha256_file(path),
     )
 

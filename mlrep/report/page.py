@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlrep.report.claims import Verdict
+from mlrep.report.claims import Verdict, scale_note
 from mlrep.report.provenance import datasets
 
 CHAPTERS = {
@@ -187,5 +187,11 @@ def render(
             parts.append(f'<h3 id="h-{entry.table_id}">{html.escape(entry.table_id)}</h3>')
             parts.append(f'<div class="scroll">{entry.html_table}</div>')
             parts.append(_provenance(entry, scale, build))
-    parts += ['<h2 id="claims-ledger">Claims ledger</h2>', _ledger(verdicts), "</body></html>"]
+    note = scale_note(scale)
+    parts += [
+        '<h2 id="claims-ledger">Claims ledger</h2>',
+        f"<p>{html.escape(note)}</p>" if note else "",
+        _ledger(verdicts),
+        "</body></html>",
+    ]
     return "\n".join(parts) + "\n"

@@ -1,4 +1,4 @@
-"""The statistics behind the claims ledger: paired bootstrap over BLEU, sign test over seeds.
+"""The statistics behind the claims ledger: paired bootstrap over sentences, sign test over seeds.
 
 BLEU is recomputed from per-sentence sufficient statistics (the same ten numbers sacrebleu
 accumulates), so a chapter stores them once in metrics.json and the ledger can resample test
@@ -8,7 +8,7 @@ sets without the text (Koehn, 2004).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from sacrebleu.metrics import BLEU
@@ -34,6 +34,20 @@ def bleu_from_stats(totals: np.ndarray) -> float:
     return BLEU.compute_bleu(correct, total, hyp_len, ref_len, smooth_method="exp").score
 
 
+def _resample(
+    a: np.ndarray, b: np.ndarray, corpus: Callable[[np.ndarray], float], samples: int, seed: int
+) -> float:
+    """One-sided p that `a`'s corpus score does not exceed `b`'s, resampling sentences."""
+    rng = np.random.default_rng(seed)
+    n = a.shape[0]
+    losses = 0
+    for _ in range(samples):
+        index = rng.integers(0, n, n)
+        if corpus(a[index]) <= corpus(b[index]):
+            losses += 1
+    return (losses + 1) / (samples + 1)
+
+
 def paired_bootstrap(
     better: Sequence[Sequence[float]],
     worse: Sequence[Sequence[float]],
@@ -48,14 +62,21 @@ def paired_bootstrap(
     a, b = np.asarray(better, dtype=float), np.asarray(worse, dtype=float)
     if a.shape != b.shape or a.ndim != 2 or a.shape[1] != 10:
         raise ValueError(f"paired bootstrap needs equal-length stats, got {a.shape} and {b.shape}")
-    rng = np.random.default_rng(seed)
-    n = a.shape[0]
-    losses = 0
-    for _ in range(samples):
-        index = rng.integers(0, n, n)
-        if bleu_from_stats(a[index].sum(axis=0)) <= bleu_from_stats(b[index].sum(axis=0)):
-            losses += 1
-    return (losses + 1) / (samples + 1)
+    return _resample(a, b, lambda rows: bleu_from_stats(rows.sum(axis=0)), samples, seed)
+
+
+def paired_bootstrap_mean(
+    higher: Sequence[float], lower: Sequence[float], samples: int = 1000, seed: int = 12345
+) -> float:
+    """One-sided p that the mean of `higher` does not exceed that of `lower` (same sentences).
+
+    For corpus scores that are means of per-sentence scores, such as an off-target rate
+    (100 for a sentence in the wrong language, 0 otherwise).
+    """
+    a, b = np.asarray(higher, dtype=float), np.asarray(lower, dtype=float)
+    if a.shape != b.shape or a.ndim != 1 or not a.size:
+        raise ValueError(f"paired bootstrap needs equal-length scores, got {a.shape} and {b.shape}")
+    return _resample(a, b, np.mean, samples, seed)
 
 
 def sign_test(differences: Sequence[float]) -> float:
