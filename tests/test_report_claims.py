@@ -152,3 +152,14 @@ def test_the_jass_claim_reads_table_43_bleu():
     sides = CLAIMS["ch4-jass-beats-mass-aspec-ja-en"]
     assert sides["a"]["table"] == sides["b"]["table"] == "thesis-table-4.3"
     assert sides["a"]["row"].endswith("4-jass") and sides["b"]["row"].endswith("1-mass")
+
+
+def test_no_claim_text_is_cut_short_by_a_yaml_comment():
+    """An unquoted ` #2 vs #1` starts a YAML comment and silently truncates the claim."""
+    raw = (REPO / "mlrep/report/claims.yaml").read_text(encoding="utf-8")
+    written = [
+        line.split("claim:", 1)[1].strip().strip('"')
+        for line in raw.splitlines()
+        if line.startswith("  claim:")
+    ]
+    assert written == [c["claim"] for c in CLAIMS.values()]

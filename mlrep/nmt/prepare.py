@@ -46,18 +46,7 @@ def prepare(
 ) -> None:
     """SentencePiece, subword text under ``out/sp``, binarised data under ``out/<tag>``."""
     languages = read_stats(text)["languages"]
-    out.mkdir(parents=True, exist_ok=True)
-    train_dirs = split_directions(languages, "train")
-    unique: dict[str, None] = {}
-    for d in train_dirs:
-        for side in read_pair(text, "train", d):
-            unique.update(dict.fromkeys(line for line in side if line.strip()))
-    joint = out / "spm.train.txt"
-    atomic_write_text(joint, "".join(line + "\n" for line in unique))
-    train_sentencepiece(
-        [joint], out / "spm", model_type, vocab_size, character_coverage, threads=threads
-    )
-    joint.unlink()
+    train_subwords(text, out, model_type, vocab_size, character_coverage, threads)
     _write_dictionary(out / "spm.vocab", languages, out / DICT)
     for split in SPLITS:
         for d in split_directions(languages, split):
@@ -68,6 +57,28 @@ def prepare(
                 )
     for tag_format in TAGS:
         _binarise(out, languages, tag_format)
+
+
+def train_subwords(
+    text: Path,
+    out: Path,
+    model_type: str,
+    vocab_size: int,
+    character_coverage: float,
+    threads: int = 1,
+) -> None:
+    """The joint SentencePiece model ``out/spm.model`` over every distinct training line."""
+    out.mkdir(parents=True, exist_ok=True)
+    unique: dict[str, None] = {}
+    for d in split_directions(read_stats(text)["languages"], "train"):
+        for side in read_pair(text, "train", d):
+            unique.update(dict.fromkeys(line for line in side if line.strip()))
+    joint = out / "spm.train.txt"
+    atomic_write_text(joint, "".join(line + "\n" for line in unique))
+    train_sentencepiece(
+        [joint], out / "spm", model_type, vocab_size, character_coverage, threads=threads
+    )
+    joint.unlink()
 
 
 def _write_dictionary(vocab: Path, languages: list[str], dest: Path) -> None:
