@@ -3,6 +3,7 @@
 from collections import Counter
 
 import pytest
+import yaml
 
 from mlrep.report import claims, fill, tables
 from mlrep.report.metrics import Results, collect
@@ -123,6 +124,14 @@ def test_a_claim_naming_a_missing_cell_fails_clearly():
     )
     with pytest.raises(claims.ClaimDefinitionError, match="has no cell"):
         claims.evaluate(bad, fill_all(Results("tiny")))
+
+
+def test_a_margin_with_a_bootstrap_is_refused(tmp_path):
+    bad = dict(CLAIMS["ch8-supervised-unaffected"], statistic="paired_bootstrap")
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump([bad]), encoding="utf-8")
+    with pytest.raises(claims.ClaimDefinitionError, match="a margin needs statistic: sign_test"):
+        claims.load(path)
 
 
 def test_every_claim_names_measurable_cells_of_its_own_chapter():

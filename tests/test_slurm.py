@@ -212,6 +212,8 @@ def test_a_chapter_training_rule_preempted_under_slurm_is_retried_and_resumes(cl
     assert (on_slurm / EMS_MODEL).with_name(curve).read_bytes() == (local / EMS_MODEL).with_name(
         curve
     ).read_bytes()
-    resumed, expected = (torch.load(d / EMS_MODEL)["state"] for d in (on_slurm, local))
+    resumed, expected = (
+        torch.load(d / EMS_MODEL, weights_only=True)["state"] for d in (on_slurm, local)
+    )
     assert resumed.keys() == expected.keys()
     assert all(torch.equal(resumed[k], expected[k]) for k in expected)

@@ -132,7 +132,7 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _settings(args: argparse.Namespace) -> dict[str, Any]:
+def _settings(args: argparse.Namespace) -> tuple[dict[str, Any], Path]:
     """``ch2_ems.benchmarks`` and ``evaluate`` as the rule resolved them (``--settings``),
     else from the params file, and where the benchmark folders are (``--data-root``, else
     the params file's results folder + ``data``)."""
@@ -145,10 +145,11 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
             "benchmarks": resolved[runs.SECTION]["benchmarks"],
             "evaluate": resolved["evaluate"],
         }
-    if args.data_root is None:
+    data_root = args.data_root
+    if data_root is None:
         resolved = resolved or resolved_params(args.params)
-        args.data_root = Path(resolved["paths"]["results"]) / "data"
-    return settings
+        data_root = Path(resolved["paths"]["results"]) / "data"
+    return settings, data_root
 
 
 def _score(
@@ -164,10 +165,10 @@ def _score(
         metrics.update(evaluate.tatoeba(encode, folder, values["tatoeba_pairs"]))
     if not args.benchmarks:
         return {"tatoeba": str(args.tatoeba)}
-    settings = _settings(args)
+    settings, data_root = _settings(args)
     section = settings["benchmarks"]
     folders = {
-        name: _require(args.data_root / key, f"snakemake {args.data_root / key}")
+        name: _require(data_root / key, f"snakemake {data_root / key}")
         for name, key in runs.benchmark_datasets(section).items()
     }
     found, details = benchmarks.run(encode, folders, section, settings["evaluate"])

@@ -88,6 +88,9 @@ def load(path: Path | None = None) -> list[dict[str, Any]]:
             raise ClaimDefinitionError(
                 f"{where}: direction must be higher|lower, statistic one of {STATISTICS}"
             )
+        if claim.get("margin") and claim["statistic"] == "paired_bootstrap":
+            # the bootstrap tests a > b, not a > b + margin
+            raise ClaimDefinitionError(f"{where}: a margin needs statistic: sign_test")
         if claim["id"] in seen:
             raise ClaimDefinitionError(f"{where}: duplicate id")
         seen.add(claim["id"])
