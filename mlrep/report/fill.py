@@ -38,6 +38,11 @@ class Cell:
     bold_published: bool = False
     p_value: float | None = None
 
+    def clear_measured(self) -> None:
+        """Drop what was measured (value, seeds, per-sentence data): an aggregate or a delta
+        recomputes its value from other cells and has no sentences of its own."""
+        self.measured, self.seeds, self.bleu_stats, self.sentence_scores = None, {}, {}, {}
+
     @property
     def published_value(self) -> float | None:
         return number(self.published)
@@ -112,7 +117,7 @@ def _tolerance(cells: list[Cell]) -> float:
 def _combine(cell: Cell, operands: list[Cell]) -> None:
     """Make `cell` the mean of `operands` (measured side) and check its printed value."""
     cell.aggregate = True
-    cell.measured, cell.seeds, cell.bleu_stats, cell.sentence_scores = None, {}, {}, {}
+    cell.clear_measured()
     # a printed "-" is a structural blank (a diagonal, a system without that test): the
     # thesis's averages skip it, so ours do too
     operands = [o for o in operands if o.published.strip() not in BLANKS]
@@ -181,8 +186,8 @@ def _deltas(filled: FilledTable, results: Results) -> None:
     for index, cells in enumerate(filled.cells):
         for column, (a, b) in filled.definition.deltas.items():
             cell = cells[columns.index(column)]
-            cell.delta, cell.measured, cell.seeds = True, None, {}
-            cell.bleu_stats, cell.sentence_scores = {}, {}
+            cell.delta = True
+            cell.clear_measured()
             first, second = _operand(filled, results, index, a), _operand(filled, results, index, b)
             if first.measured is not None and second.measured is not None:
                 cell.measured = first.measured - second.measured
