@@ -8,6 +8,7 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
+from mlrep import chapters as mlrep_chapters
 from mlrep import config as mlrep_config
 from mlrep.paths import Paths
 from mlrep.train.checkpoint import leave_stop_signals_to_trainers
@@ -40,8 +41,14 @@ include: "workflow/rules/preprocess.smk"
 include: "workflow/rules/align.smk"
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/cluster.smk"
-include: "workflow/rules/ch2_ems.smk"
-include: "workflow/rules/ch8_layernorm.smk"
+
+
+# one rule file per built chapter of the registry (mlrep/chapters/__init__.py)
+for chapter in mlrep_chapters.built():
+
+    include: chapter.rules
+
+
 include: "workflow/rules/reports.smk"
 include: "workflow/rules/summaries.smk"
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from mlrep import config as cfg
-from mlrep.embed import runs
+from mlrep.chapters.ch2_ems import runs
 from mlrep.embed.model import Batch, EmsConfig, EmsModel, count_parameters
 
 THESIS_SEC_PER_1K = 732  # Table 2.14, EMS, 4 × V100

@@ -31,8 +31,8 @@ def worker(data: Path, out: Path, arch: str, updates: int, threads: int) -> dict
     """Train one size in this process; fairseq's epoch line gives wps."""
     import torch
 
-    from mlrep.nmt.systems import System
     from mlrep.nmt.train import TrainSettings, train
+    from mlrep.nmt.variant import Variant
 
     lines: list[str] = []
 
@@ -57,7 +57,7 @@ def worker(data: Path, out: Path, arch: str, updates: int, threads: int) -> dict
         fp16=torch.cuda.is_available(),
     )
     start = time.perf_counter()
-    train(data / "t-enc" / "bin", out, System.parse("postnorm-t-enc-w"), settings)
+    train(data / "t-enc" / "bin", out, "postnorm-t-enc-w", Variant(), settings)
     wall = time.perf_counter() - start
     wps = [float(m.group(1)) for line in lines if (m := _WPS.search(line))]
     return {

@@ -1,24 +1,26 @@
 """The ``mlrep`` command: the one entry point that Snakemake rules (and users) call.
 
-Each area contributes its subcommands through a ``register(subparsers, common)`` function
-listed in `AREAS`; shared option handling lives in `mlrep.cliutil`.
+Each generic area contributes its subcommands through a ``register(subparsers, common)``
+function listed in `AREAS`; each built chapter of the registry (`mlrep.chapters`) whose home
+has a ``cli`` module adds its own verbs under its rule prefix (``mlrep ch2 train``). Shared
+option handling lives in `mlrep.cliutil`.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 
 import yaml
 
-from mlrep import __version__, cluster
+from mlrep import __version__, chapters, cluster
 from mlrep import config as cfg
 from mlrep.align import cli as align_cli
 from mlrep.cliutil import common_options
 from mlrep.data import cli as data_cli
 from mlrep.data import registry_cli
-from mlrep.embed import cli as embed_cli
 from mlrep.errors import MlrepError
 from mlrep.evaluate import cli as evaluate_cli
 from mlrep.nmt import cli as nmt_cli
@@ -58,8 +60,21 @@ AREAS: tuple[Register, ...] = (
     report_cli.register,
     evaluate_cli.register,
     nmt_cli.register,
-    embed_cli.register,
 )
+
+
+def _chapter_verbs() -> list[Register]:
+    """``mlrep <prefix> …`` of every built chapter whose home has verbs (``cli.register``)."""
+    found = []
+    for chapter in chapters.built():
+        try:
+            module = importlib.import_module(f"{chapter.home}.cli")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{chapter.home}.cli":
+                raise
+            continue
+        found.append(module.register)
+    return found
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mlrep {__version__}")
     top = parser.add_subparsers(dest="command", required=True)
     common = common_options()
-    for register in AREAS:
+    for register in (*AREAS, *_chapter_verbs()):
         register(top, common)
     return parser
 

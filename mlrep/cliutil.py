@@ -67,6 +67,16 @@ def effective(args: argparse.Namespace, dotted: str, keys: Sequence[str]) -> tup
     return args.scale or resolved["scale"], {k: explicit.get(k, node[k]) for k in keys}
 
 
+def boolean(text: str) -> bool:
+    """``true``/``false`` (any case), as `flags_from` renders YAML booleans: the one parser of
+    boolean options, so every command accepts the same spellings."""
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
+
+
 def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:

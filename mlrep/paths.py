@@ -87,14 +87,27 @@ class Paths:
         """One chapter's metrics, averaged over seeds, in one flat JSON (DVC metrics)."""
         return self.results / "metrics" / f"{chapter}.json"
 
-    def embed_prepared(self, chapter: str) -> Path:
-        """A sentence-encoder chapter's shared SentencePiece model and token-id pairs."""
-        return self.results / chapter / "prepared"
+    def chapter_data(self, chapter: str, dataset: str = "") -> Path:
+        """A chapter's prepared training data: ``results/<chapter>/data/[<dataset>]``, the
+        dataset level where the chapter trains per dataset (Chapter 8: cut text, subwords,
+        fairseq binaries; Chapter 2: one SentencePiece model and token-id pairs)."""
+        return (
+            self.results / chapter / "data" / dataset
+            if dataset
+            else self.results / chapter / "data"
+        )
 
-    def embed_run(self, chapter: str, run: str, seed: int | str) -> Path:
-        """One run and seed of a sentence-encoder chapter: model.pt, train.json, loss.tsv,
-        checkpoints/ and metrics.json (``run`` may hold a slash: ``grid/layers-4``)."""
-        return self.results / chapter / run / f"seed{seed}"
+    def run(self, chapter: str, run: str, seed: int | str, dataset: str = "") -> Path:
+        """One run and seed of a chapter: ``results/<chapter>/[<dataset>/]<run>/seed<N>/``,
+        holding ``model/``, the evaluation outputs and ``metrics.json`` (the report's contract).
+        ``run`` may hold a slash (a grid point: ``grid/layers-4``)."""
+        base = self.results / chapter / dataset if dataset else self.results / chapter
+        return base / run / f"seed{seed}"
+
+    def model(self, chapter: str, run: str, seed: int | str, dataset: str = "") -> Path:
+        """Where a run's trainer writes: the final model, ``train.json``, its checkpoints
+        (resumed after preemption) and training curve."""
+        return self.run(chapter, run, seed, dataset) / "model"
 
     @property
     def cluster_probe(self) -> Path:
@@ -142,16 +155,6 @@ class Paths:
         """``links.txt`` (Pharaoh, line n = line n of the pair's tokenized split), ``stats.json``,
         ``config.yaml`` and ``provenance.json`` of one aligner + symmetrization."""
         return self.alignments(dataset, pair) / f"{backend}.{method}"
-
-    def chapter_dataset(self, chapter: str, dataset: str) -> Path:
-        """A chapter's prepared NMT dataset: ``text/`` (cut), ``sp/`` (subwords),
-        ``spm.model``, ``dict.txt`` and ``<tag format>/bin`` (fairseq binarised)."""
-        return self.results / chapter / "data" / dataset
-
-    def run(self, chapter: str, run: str, seed: int | str) -> Path:
-        """One run and seed of a chapter: ``model/`` (checkpoints, train.json), ``hyp/``,
-        ``states/``, scores and ``metrics.json`` (the report's contract)."""
-        return self.results / chapter / run / f"seed{seed}"
 
     def preprocess_shard(
         self, dataset: str, stage: str, name: str, shard: int | str, shards: int | str

@@ -87,7 +87,7 @@ def test_ch2_target_trains_every_run_and_fills_the_chapter_tables(workdir):
     assert no_xtr["tatoeba_deu"] != ems["metrics"]["tatoeba_deu"] or no_xtr != ems["metrics"]
     grid = json.loads((results / "grid" / "layers-2" / "seed1" / "metrics.json").read_text())
     assert grid["run"] == "grid/layers-2" and grid["metrics"]["valid_loss"] > 0
-    curve = (results / "ems" / "seed1" / "loss.tsv").read_text().splitlines()
+    curve = (results / "ems" / "seed1" / "model" / "loss.tsv").read_text().splitlines()
     assert curve[0].startswith("step\tloss") and len(curve) == 1 + 6
     # tables: measured beside published, group columns computed from the per-language cells
     table = cells(workdir, "thesis-table-2.14")
@@ -153,13 +153,13 @@ def test_full_scale_plans_baselines_and_benchmarks_as_gpu_jobs(workdir):
         match = re.match(r"(?:local)?rule (\w+):", job)
         if match:
             planned.setdefault(match.group(1), []).append(job)
-    assert len(planned["ems_baseline"]) == len(planned["ems_fetch"]) == 5
-    for rule in ("ems_train", "ems_evaluate", "ems_baseline"):
+    assert len(planned["ch2_baseline"]) == len(planned["ch2_fetch"]) == 5
+    for rule in ("ch2_train", "ch2_evaluate", "ch2_baseline"):
         assert all(re.search(r"\bgpu=1\b", job) for job in planned[rule]), rule
-    baselines = " ".join(planned["ems_baseline"])
+    baselines = " ".join(planned["ch2_baseline"])
     for run in ("laser", "laser2", "sbert-distill", "labse", "muse"):
         assert f"results/ch2_ems/{run}/seed0/metrics.json" in baselines
     # the same evaluation reads the thesis benchmarks from the data layer
-    evaluate = planned["ems_evaluate"][0]
+    evaluate = planned["ch2_evaluate"][0]
     for key in ("flores_flores200", "bucc_bucc2018", "opus_paracrawl_v5", "manual_mldoc"):
         assert f"results/data/{key}" in evaluate, key

@@ -137,7 +137,7 @@ def test_repro_runs_every_stage_then_nothing_then_only_the_changed_chapter(proje
     model = (project / CH8_RUN / "model" / "checkpoint_best.pt").stat().st_mtime_ns
     hyp = (project / CH8_RUN / "metrics.json").stat().st_mtime_ns
     corpus = (project / CORPUS / "manifest.json").stat().st_mtime_ns
-    ems_model = (project / "results/ch2_ems/ems/seed1/model.pt").stat().st_mtime_ns
+    ems_model = (project / "results/ch2_ems/ems/seed1/model/model.pt").stat().st_mtime_ns
     set_params(project, {"ch8_layernorm.decode.beam": 1})
     status = run(project, "dvc", "status")
     assert status.startswith("ch8_layernorm:") and "modified:           ch8_layernorm" in status
@@ -147,7 +147,7 @@ def test_repro_runs_every_stage_then_nothing_then_only_the_changed_chapter(proje
     assert (project / CH8_RUN / "model" / "checkpoint_best.pt").stat().st_mtime_ns == model
     assert (project / CH8_RUN / "metrics.json").stat().st_mtime_ns > hyp
     assert (project / CORPUS / "manifest.json").stat().st_mtime_ns == corpus
-    assert (project / "results/ch2_ems/ems/seed1/model.pt").stat().st_mtime_ns == ems_model
+    assert (project / "results/ch2_ems/ems/seed1/model/model.pt").stat().st_mtime_ns == ems_model
 
     set_params(project, {"report.bootstrap_samples": 200})
     out = run(project, "dvc", "repro")

@@ -219,7 +219,7 @@ def test_baseline_command_scores_a_stand_in_and_refuses_an_unfetched_real_name(t
         "benchmarks": {"flores": {"dataset": ""}, "bucc": {"dataset": ""}},
         "evaluate": {"search": {"block_size": 64}},
     }
-    argv = ["embed", "baseline", "--checkpoint", str(folder), "--loader"]
+    argv = ["ch2", "baseline", "--checkpoint", str(folder), "--loader"]
     argv += ["sentence_transformers", "--hub", "sentence-transformers/LaBSE", "--tatoeba"]
     argv += [str(tatoeba), "--settings", json.dumps(settings), "--data-root", str(tmp_path)]
     argv += ["--encode-batch-size", "2", "--tatoeba-pairs", "0", "--scale", "tiny"]
@@ -241,7 +241,7 @@ def test_baseline_command_scores_a_stand_in_and_refuses_an_unfetched_real_name(t
 
 
 def test_stand_ins_run_under_their_own_name_and_unknown_baselines_are_refused():
-    from mlrep.embed import runs
+    from mlrep.chapters.ch2_ems import runs
 
     spec = {"loader": "laser", "hub": "https://example.org/", "files": ["m.pt"]}
     section = {

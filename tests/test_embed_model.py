@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from mlrep import config as cfg
-from mlrep.embed import runs
+from mlrep.chapters.ch2_ems import runs
 from mlrep.embed.model import Batch, EmsConfig, EmsConfigError, EmsModel
 from mlrep.embed.objectives import margin_softmax
 from tests.conftest import REPO

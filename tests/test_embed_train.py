@@ -135,7 +135,7 @@ def _train_command(prepared_dir, out, steps):
         language_embedding=True, share_embeddings=False, margin=0.0, temperature=0.1,
         steps=steps, batch_size=16, lr=1e-3, warmup=3, weight_decay=1e-5, checkpoint_every=50,
     )  # fmt: skip
-    command = [str(BIN / "mlrep"), "embed", "train", "--data", str(prepared_dir), "--out", str(out)]
+    command = [str(BIN / "mlrep"), "ch2", "train", "--data", str(prepared_dir), "--out", str(out)]
     command += ["--run", "ems", "--seed", "1", "--scale", "tiny"]
     for key, value in flags.items():
         command += ["--" + key.replace("_", "-"), str(value)]
@@ -174,10 +174,10 @@ def test_sigusr1_saves_exits_75_and_the_rerun_finishes_bit_identical(prepared, t
 def test_missing_inputs_name_the_step_that_makes_them(tmp_path, capsys):
     from mlrep.cli import main
 
-    args = ["embed", "evaluate", "--model", str(tmp_path / "model.pt"), "--data", str(tmp_path)]
+    args = ["ch2", "evaluate", "--model", str(tmp_path / "model.pt"), "--data", str(tmp_path)]
     args += ["--out", str(tmp_path / "metrics.json"), "--run", "ems", "--seed", "1"]
     args += ["--scale", "tiny", "--encode-batch-size", "8", "--tatoeba-pairs", "0"]
     assert main(args) == 2
-    assert "model.pt not found: run `mlrep embed train` first" in capsys.readouterr().err
+    assert "model.pt not found: run `mlrep ch2 train` first" in capsys.readouterr().err
     with pytest.raises(data.EmbedDataError, match="no English-centric train pairs"):
         data.prepare([tmp_path], tmp_path / "out", SETTINGS)

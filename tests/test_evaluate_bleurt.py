@@ -93,7 +93,16 @@ def test_nmt_bleurt_scores_each_direction_and_reaches_metrics_json(tmp_path, sco
         (data / f"text/test.{name}.{a}").write_text("".join(x + "\n" for x in src))
         (data / f"text/test.{name}.{b}").write_text("".join(x + "\n" for x in tgt))
         (hyp / f"{name}.hyp").write_text("".join(x + "\n" for x in hypotheses[name]))
-    common = ["--scale", "full", "--data", str(data), "--hyp", str(hyp)]
+    common = [
+        "--scale",
+        "full",
+        "--section",
+        "ch8_layernorm",
+        "--data",
+        str(data),
+        "--hyp",
+        str(hyp),
+    ]
     assert cli.main(["nmt", "score", *common, "--out", str(tmp_path / "scores.json")]) == 0
     args = ["nmt", "bleurt", *common, "--out", str(tmp_path / "bleurt.json")]
     assert cli.main([*args, "--checkpoint", str(CHECKPOINT), "--batch-size", "3"]) == 0
@@ -104,7 +113,8 @@ def test_nmt_bleurt_scores_each_direction_and_reaches_metrics_json(tmp_path, sco
     assert result["metrics"]["zst_bleurt"] == result["metrics"]["bleurt_de-fr"]
     assert result["metrics"]["sup_bleurt"] == result["metrics"]["bleurt_en-de"]
     out = tmp_path / "seed1/metrics.json"
-    metrics = ["nmt", "metrics", "--scale", "full", "--scores", str(tmp_path / "scores.json")]
+    metrics = ["nmt", "metrics", "--scale", "full", "--section", "ch8_layernorm"]
+    metrics += ["--scores", str(tmp_path / "scores.json")]
     metrics += ["--hyp", str(hyp), "--run", "opus/pivot", "--seed", "1", "--out", str(out)]
     assert cli.main([*metrics, "--bleurt", str(tmp_path / "bleurt.json")]) == 0
     doc = json.loads(out.read_text())["metrics"]

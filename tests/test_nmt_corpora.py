@@ -42,7 +42,8 @@ def lines(lang: str, numbers) -> str:
 def prepare(out: Path, dataset: str, corpora: list[Path], languages, splits, **caps) -> dict:
     """Run the real command with every value given (nothing read from params.yaml)."""
     limits = {"max_train": 1000, "max_valid": 1000, "max_test": 1000, **caps}
-    args = ["nmt", "prepare", "--corpora", *map(str, corpora), "--dataset", dataset]
+    args = ["nmt", "prepare", "--section", "ch8_layernorm", "--corpora", *map(str, corpora)]
+    args += ["--dataset", dataset]
     args += ["--out", str(out), "--languages", *languages, "--splits", *splits, "--scale", "full"]
     args += ["--vocab-size", "40", "--model-type", "unigram", "--character-coverage", "1.0"]
     for key, value in limits.items():

@@ -9,8 +9,9 @@ import torch
 from fairseq.data import Dictionary
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
-from mlrep.nmt.model import ARCHITECTURES, MODEL, Variant, VariantTransformer
-from mlrep.nmt.systems import System, SystemNameError, middle_layer
+from mlrep.chapters.ch8_layernorm.systems import System, SystemNameError
+from mlrep.nmt.model import ARCHITECTURES, MODEL, VariantTransformer
+from mlrep.nmt.variant import Variant, middle_layer
 
 
 class _Task:
@@ -25,7 +26,9 @@ def build(system: str, layers: int = 3) -> VariantTransformer:
     # as fairseq's own parser: options left out are absent, so architectures fill them in
     parser = argparse.ArgumentParser(argument_default=argparse.SUPPRESS)
     VariantTransformer.add_args(parser)
-    flags = System.parse(system).model_flags(layers)
+    switches = System.parse(system).settings()
+    switches.pop("tag_format")
+    flags = Variant.of(layers, **switches).fairseq_flags()
     args = parser.parse_args([*flags, f"--encoder-layers={layers}", f"--decoder-layers={layers}"])
     ARCH_CONFIG_REGISTRY[f"{MODEL}_tiny"](args)
     torch.manual_seed(0)

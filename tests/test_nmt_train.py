@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -14,6 +15,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from mlrep.chapters.ch8_layernorm.systems import System
+from mlrep.cliutil import flags_from
 from mlrep.evaluate.states import open_states
 from mlrep.io import read_lines
 from mlrep.nmt.data import directions
@@ -47,8 +50,9 @@ def train_command(data: Path, out: Path, system: str = SYSTEM) -> list[str]:
         "fp16": s.fp16,
     }
     argv = [sys.executable, "-m", "mlrep.cli", "nmt", "train", "--data", str(data)]
-    argv += ["--dataset", "iwslt", "--system", system, "--seed", "1", "--out", str(out)]
-    argv += ["--scale", "tiny"]
+    argv += ["--dataset", "iwslt", "--name", system, "--seed", "1", "--out", str(out)]
+    argv += ["--section", "ch8_layernorm", "--scale", "tiny"]
+    argv += shlex.split(flags_from(System.parse(system).settings()))
     for key, value in flags.items():
         argv += [f"--{key.replace('_', '-')}", str(value)]
     return argv

@@ -31,7 +31,7 @@ def test_every_chapter_has_at_least_three_claims():
         "ch7_interlingua",
         "ch8_layernorm",
         "mrasp2",
-        "oneligner",
+        "onealigner",
     }
     assert min(counts.values()) >= 3
 

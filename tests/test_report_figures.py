@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from mlrep import config
-from mlrep.nmt import grid
+from mlrep.chapters.ch8_layernorm import grid
 from mlrep.nmt.metrics import layer_metrics
 from mlrep.paths import ReportLayout
 from mlrep.report import figures, fill, reference, tables
@@ -127,7 +127,7 @@ def test_heatmap_cells_are_differences_of_seed_means(tmp_path):
 
 
 def test_scatter_points_are_runs_with_both_metrics(tmp_path):
-    chapter = "oneligner"
+    chapter = "onealigner"
     write_metrics(tmp_path, chapter, "af", 1, {"train_pairs": 300.0, "avg.-acc.": 40.0})
     write_metrics(tmp_path, chapter, "de", 1, {"train_pairs": 5000.0, "avg.-acc.": 80.0})
     write_metrics(tmp_path, chapter, "ar", 1, {"avg.-acc.": 50.0})  # no pair count: no point
@@ -136,13 +136,13 @@ def test_scatter_points_are_runs_with_both_metrics(tmp_path):
     published = reference.load_all(REFERENCE)
     defined = tables.load(published)
     filled = {
-        "oneligner-table-9": fill.fill(
-            defined["oneligner-table-9"], published["oneligner-table-9"], results
+        "onealigner-table-9": fill.fill(
+            defined["onealigner-table-9"], published["onealigner-table-9"], results
         )
     }
-    (fig1,) = figures.scatter_panels("oneligner-fig-1", DEFS["oneligner-fig-1"], filled, results)
+    (fig1,) = figures.scatter_panels("onealigner-fig-1", DEFS["onealigner-fig-1"], filled, results)
     assert sorted(fig1.clouds[0].points) == [(300.0, 40.0, "af"), (5000.0, 80.0, "de")]
-    (fig2,) = figures.scatter_panels("oneligner-fig-2", DEFS["oneligner-fig-2"], {}, results)
+    (fig2,) = figures.scatter_panels("onealigner-fig-2", DEFS["onealigner-fig-2"], {}, results)
     assert fig2.clouds[0].points == [(56.0, 88.0, "fr")]
 
 
@@ -152,7 +152,9 @@ def test_new_kinds_draw_png_and_pdf_and_say_when_nothing_ran(tmp_path):
     written, drawn = figures.draw("mrasp2-fig-3", DEFS["mrasp2-fig-3"], {}, results, layout)
     assert drawn and [p.suffix for p in written] == [".png", ".pdf"]
     assert written[0].read_bytes().startswith(b"\x89PNG")
-    _, drawn = figures.draw("oneligner-fig-2", DEFS["oneligner-fig-2"], {}, Results("tiny"), layout)
+    _, drawn = figures.draw(
+        "onealigner-fig-2", DEFS["onealigner-fig-2"], {}, Results("tiny"), layout
+    )
     assert not drawn
 
 

@@ -133,7 +133,7 @@ def test_training_job_signalled_by_slurm_resumes_bit_identically(cluster, tmp_pa
     assert all(torch.equal(final["model"][k], expected[k]) for k in expected)
 
 
-EMS_MODEL = "results/ch2_ems/ems/seed1/model.pt"
+EMS_MODEL = "results/ch2_ems/ems/seed1/model/model.pt"
 EMS_TRAIN = {
     **OVERRIDE,
     "chapters": ["ch2_ems"],
@@ -147,8 +147,8 @@ EMS_TRAIN = {
 }
 
 
-def _ems_train_job(cluster: LocalSlurm) -> str | None:
-    """The SLURM job id of the running ems_train rule (the plugin puts the rule in the comment)."""
+def _ch2_train_job(cluster: LocalSlurm) -> str | None:
+    """The SLURM job id of the running ch2_train rule (the plugin puts the rule in the comment)."""
     out = subprocess.run(
         ["squeue", "-h", "-t", "RUNNING", "-o", "%i %k"],
         env=cluster.env,
@@ -158,7 +158,7 @@ def _ems_train_job(cluster: LocalSlurm) -> str | None:
         timeout=30,
     ).stdout
     return next(
-        (j for j, c in (line.split(" ", 1) for line in out.splitlines()) if "ems_train" in c), None
+        (j for j, c in (line.split(" ", 1) for line in out.splitlines()) if "ch2_train" in c), None
     )
 
 
@@ -185,9 +185,9 @@ def test_a_chapter_training_rule_preempted_under_slurm_is_retried_and_resumes(cl
         text=True,
     )
     try:
-        checkpoints = Checkpoints(on_slurm / "results/ch2_ems/ems/seed1/checkpoints")
+        checkpoints = Checkpoints(on_slurm / "results/ch2_ems/ems/seed1/model/checkpoints")
         deadline = time.monotonic() + 300
-        while not checkpoints.steps() or (job := _ems_train_job(cluster)) is None:
+        while not checkpoints.steps() or (job := _ch2_train_job(cluster)) is None:
             assert time.monotonic() < deadline and driver.poll() is None, "training never started"
             time.sleep(0.2)
         # SLURM's warning before the time limit, as the profile's --signal=USR1@300 sends it
@@ -201,8 +201,8 @@ def test_a_chapter_training_rule_preempted_under_slurm_is_retried_and_resumes(cl
     assert driver.returncode == 0, output[-4000:]
     # the trainer saved and exited; the step's own Snakemake outlived the signal and reported
     # the rule as failed, so the driver's retry resubmitted it
-    first_log = (on_slurm / "results/logs/slurm/rule_ems_train/ems_1" / f"{job}.log").read_text()
-    assert "Error in rule ems_train" in first_log and "User defined signal" not in first_log
+    first_log = (on_slurm / "results/logs/slurm/rule_ch2_train/ems_1" / f"{job}.log").read_text()
+    assert "Error in rule ch2_train" in first_log and "User defined signal" not in first_log
     assert 0 < stopped_at < 300
     # Snakemake's retry resubmitted the rule and the new job resumed where the first stopped
     log = (on_slurm / "results/logs/ch2_ems/ems/train_seed1.log").read_text()

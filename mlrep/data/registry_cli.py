@@ -8,19 +8,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from mlrep.cliutil import effective, resolved_params
+from mlrep.cliutil import boolean, effective, resolved_params
 from mlrep.data import archive, download, readers, registry
 from mlrep.data.validate import Filters
 
 _POLICY_KEYS = ("retries", "timeout", "backoff")
 _FILTER_KEYS = ("drop_empty", "max_chars", "drop_duplicates", "langid_sample", "max_lines")
-
-
-def _boolean(text: str) -> bool:
-    lowered = text.lower()
-    if lowered not in {"true", "false"}:
-        raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
-    return lowered == "true"
 
 
 def fetch_values(config: dict[str, Any], key: str) -> dict[str, Any]:
@@ -188,9 +181,9 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     normalize.add_argument("--raw", type=Path, required=True, help="the folder `fetch` filled")
     normalize.add_argument("--out", type=Path, required=True, help="output folder (atomic)")
     normalize.add_argument("--languages", nargs="+", help="languages to normalise, or 'all'")
-    normalize.add_argument("--drop-empty", type=_boolean, help="drop pairs with an empty side")
+    normalize.add_argument("--drop-empty", type=boolean, help="drop pairs with an empty side")
     normalize.add_argument("--max-chars", type=int, help="drop longer pairs (0: no limit)")
-    normalize.add_argument("--drop-duplicates", type=_boolean, help="drop repeated pairs")
+    normalize.add_argument("--drop-duplicates", type=boolean, help="drop repeated pairs")
     normalize.add_argument(
         "--langid-sample", type=int, help="lines per file for a language-ID check (0: off)"
     )

@@ -1,9 +1,11 @@
 """``mlrep nmt …``: prepare, train, translate, score and analyse multilingual NMT experiments.
 
-Flags are the params.yaml keys of the chapter section named by ``--section`` (default
-``ch8_layernorm``): ``data``/``subwords`` for prepare, ``datasets.<name>`` + ``train`` for
-train, ``decode`` for translate and states. Rules pass every value; a flag left out is read
-from ``--params``.
+Generic NMT machinery, shared by the chapters that train fairseq models (7 and 8). Flags are
+the params.yaml keys of the chapter section named by ``--section``: ``data``/``subwords`` for
+prepare, ``datasets.<name>`` + ``train`` for train, ``decode`` for translate and states. Rules
+pass every value; a flag left out is read from ``--params``. What a run *is* (a Chapter 8
+system name, say) is the chapter's vocabulary: its home resolves a run to the generic options
+here (tag format, LayerNorm variant), and the rule passes them.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from mlrep.cliutil import UsageError, effective, positive_int
+from mlrep.cliutil import UsageError, boolean, effective, positive_int
 from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
 from mlrep.report.metrics import METRICS_FILE
@@ -82,14 +84,20 @@ def _prepare(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from mlrep.nmt.systems import System
-    from mlrep.nmt.train import TrainSettings, train
+    from mlrep.nmt.train import TrainSettings, encoder_layers, train
+    from mlrep.nmt.variant import Variant
 
-    system = System.parse(args.system)
     scale, dataset = _values(args, f"datasets.{args.dataset}", _DATASET_KEYS)
     _, common = _values(args, "train", _TRAIN_KEYS)
     settings = TrainSettings(**dataset, **common, seed=args.seed, threads=args.threads)
-    summary = train(args.data / system.tag / "bin", args.out, system, settings)
+    variant = Variant.of(
+        encoder_layers(settings.arch),
+        args.layernorm,
+        args.layernorm_simple,
+        args.encoder_final_norm,
+        args.middle_residual,
+    )
+    summary = train(args.data / args.tag_format / "bin", args.out, args.name, variant, settings)
     record(args.out, "nmt train", {"scale": scale, args.section: {"train": summary["settings"]}})
     print(json.dumps({k: summary[k] for k in ("system", "updates", "best_valid_loss")}))
     return 0
@@ -98,13 +106,11 @@ def _train(args: argparse.Namespace) -> int:
 def _translator(args: argparse.Namespace):
     from mlrep.nmt.decode import BeamSettings, Translator
     from mlrep.nmt.prepare import SPM
-    from mlrep.nmt.systems import System
     from mlrep.nmt.train import BEST
 
     scale, decode = _values(args, "decode", _DECODE_KEYS)
-    tag_format = System.parse(args.system).tag
     translator = Translator(
-        args.model / BEST, args.data / tag_format / "bin", args.data / SPM, tag_format
+        args.model / BEST, args.data / args.tag_format / "bin", args.data / SPM, args.tag_format
     )
     return scale, decode, translator, BeamSettings(**decode)
 
@@ -218,10 +224,13 @@ def _metrics(args: argparse.Namespace) -> int:
 
 
 def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    from mlrep.nmt.data import TAGS
+    from mlrep.nmt.variant import PLACEMENTS
+
     nmt = top.add_parser("nmt", help="multilingual NMT on fairseq")
     sub = nmt.add_subparsers(dest="nmt_command", required=True)
     base = argparse.ArgumentParser(add_help=False, parents=[common])
-    base.add_argument("--section", default="ch8_layernorm", help="params.yaml section to read")
+    base.add_argument("--section", required=True, help="the chapter's params.yaml section")
     base.add_argument("--threads", type=positive_int, default=1, help="CPU threads")
 
     prep = sub.add_parser("prepare", parents=[base], help="cut a dataset, subwords, binarise")
@@ -244,7 +253,14 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     trn.add_argument("--data", type=Path, required=True, help="prepared dataset folder")
     trn.add_argument("--dataset", required=True)
-    trn.add_argument("--system", required=True, help="e.g. postnorm-t-enc-w")
+    trn.add_argument("--name", required=True, help="the run's name, recorded in train.json")
+    trn.add_argument("--tag-format", choices=TAGS, required=True, help="language tag placement")
+    trn.add_argument("--layernorm", choices=PLACEMENTS, default="post")
+    trn.add_argument("--layernorm-simple", type=boolean, default=False, help="LN without affine")
+    trn.add_argument("--encoder-final-norm", type=boolean, default=True, help="PreNorm's last LN")
+    trn.add_argument(
+        "--middle-residual", type=boolean, default=True, help="false: drop the middle layer's"
+    )
     trn.add_argument("--seed", type=int, required=True)
     trn.add_argument("--out", type=Path, required=True, help="checkpoint folder")
     trn.add_argument("--arch")
@@ -256,13 +272,13 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     trn.add_argument("--warmup-updates", type=positive_int)
     trn.add_argument("--label-smoothing", type=float)
     trn.add_argument("--save-interval-updates", type=positive_int)
-    trn.add_argument("--fp16", type=lambda t: t.lower() == "true")
+    trn.add_argument("--fp16", type=boolean)
     trn.set_defaults(func=_train)
 
     decode = argparse.ArgumentParser(add_help=False)
     decode.add_argument("--data", type=Path, required=True, help="prepared dataset folder")
     decode.add_argument("--model", type=Path, required=True, help="checkpoint folder")
-    decode.add_argument("--system", required=True)
+    decode.add_argument("--tag-format", choices=TAGS, required=True, help="as trained")
     decode.add_argument("--out", type=Path, required=True)
     decode.add_argument("--beam", type=positive_int)
     decode.add_argument("--max-len-a", type=float)

@@ -19,7 +19,6 @@ This module registers the model and its architectures when imported; the ``--use
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,31 +37,14 @@ from fairseq.modules.transformer_layer import (
 )
 from torch import Tensor, nn
 
+from mlrep.nmt.variant import PLACEMENTS, Variant
+
 MODEL = "mlrep_transformer"
-PLACEMENTS = ("pre", "post", "swap")
 USER_DIR = Path(__file__).resolve().parent / "mlrep_fairseq"
 
 
-@dataclass(frozen=True)
-class Variant:
-    """The architecture switches of Chapter 8 (defaults: fairseq's PostNorm Transformer)."""
-
-    layernorm: str = "post"
-    simple: bool = False
-    encoder_final_norm: bool = True
-    drop_residual_layer: int = 0
-
-    @classmethod
-    def from_args(cls, args: Any) -> Variant:
-        return cls(
-            layernorm=args.layernorm,
-            simple=bool(args.layernorm_simple),
-            encoder_final_norm=not args.no_encoder_final_layernorm,
-            drop_residual_layer=int(args.drop_residual_layer),
-        )
-
-    def norm(self, dim: int) -> nn.LayerNorm:
-        return nn.LayerNorm(dim, elementwise_affine=not self.simple)
+def _norm(variant: Variant, dim: int) -> nn.LayerNorm:
+    return nn.LayerNorm(dim, elementwise_affine=not variant.simple)
 
 
 def _sublayer(
@@ -99,8 +81,8 @@ class VariantEncoderLayer(TransformerEncoderLayerBase):
         super().__init__(cfg)
         self.placement = variant.layernorm
         self.attention_residual = residual
-        self.self_attn_layer_norm = variant.norm(self.embed_dim)
-        self.final_layer_norm = variant.norm(self.embed_dim)
+        self.self_attn_layer_norm = _norm(variant, self.embed_dim)
+        self.final_layer_norm = _norm(variant, self.embed_dim)
 
     def forward(self, x, encoder_padding_mask: Tensor | None, attn_mask: Tensor | None = None):
         if attn_mask is not None:
@@ -127,10 +109,10 @@ class VariantDecoderLayer(TransformerDecoderLayerBase):
     def __init__(self, cfg: TransformerConfig, variant: Variant, no_encoder_attn: bool) -> None:
         super().__init__(cfg, no_encoder_attn=no_encoder_attn)
         self.placement = variant.layernorm
-        self.self_attn_layer_norm = variant.norm(self.embed_dim)
+        self.self_attn_layer_norm = _norm(variant, self.embed_dim)
         if self.encoder_attn is not None:
-            self.encoder_attn_layer_norm = variant.norm(self.embed_dim)
-        self.final_layer_norm = variant.norm(self.embed_dim)
+            self.encoder_attn_layer_norm = _norm(variant, self.embed_dim)
+        self.final_layer_norm = _norm(variant, self.embed_dim)
 
     def forward(
         self,
@@ -188,7 +170,7 @@ class VariantEncoder(TransformerEncoderBase):
         self.built_layers = 0
         super().__init__(cfg, dictionary, embed_tokens)
         keep_final = variant.layernorm != "post" and variant.encoder_final_norm
-        self.layer_norm = variant.norm(cfg.encoder.embed_dim) if keep_final else None
+        self.layer_norm = _norm(variant, cfg.encoder.embed_dim) if keep_final else None
 
     def build_encoder_layer(self, cfg: TransformerConfig) -> nn.Module:
         self.built_layers += 1
@@ -201,7 +183,7 @@ class VariantDecoder(TransformerDecoderBase):
         self.variant = variant
         super().__init__(cfg, dictionary, embed_tokens)
         keep_final = variant.layernorm != "post"
-        self.layer_norm = variant.norm(cfg.decoder.embed_dim) if keep_final else None
+        self.layer_norm = _norm(variant, cfg.decoder.embed_dim) if keep_final else None
 
     def build_decoder_layer(self, cfg: TransformerConfig, no_encoder_attn: bool = False):
         return VariantDecoderLayer(cfg, self.variant, no_encoder_attn)

@@ -24,7 +24,7 @@ from typing import Any
 
 from mlrep.io import atomic_write_text
 from mlrep.nmt.model import ARCHITECTURES, MODEL, USER_DIR
-from mlrep.nmt.systems import System
+from mlrep.nmt.variant import Variant
 from mlrep.train.checkpoint import Preempted
 
 SUMMARY = "train.json"
@@ -50,11 +50,16 @@ class TrainSettings:
     fp16: bool = False
 
 
-def fairseq_args(data_bin: Path, save_dir: Path, system: System, s: TrainSettings) -> list[str]:
-    """The fairseq-train command line of one system (parsed in-process by `train`)."""
-    if s.arch not in ARCHITECTURES:
-        raise ValueError(f"unknown arch {s.arch!r}; choose one of {', '.join(ARCHITECTURES)}")
-    layers = ARCHITECTURES[s.arch][3]
+def encoder_layers(arch: str) -> int:
+    """Encoder depth of one of the registered architectures (`mlrep.nmt.model`)."""
+    if arch not in ARCHITECTURES:
+        raise ValueError(f"unknown arch {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
+    return ARCHITECTURES[arch][3]
+
+
+def fairseq_args(data_bin: Path, save_dir: Path, variant: Variant, s: TrainSettings) -> list[str]:
+    """The fairseq-train command line of one model variant (parsed in-process by `train`)."""
+    encoder_layers(s.arch)
     args = [
         str(data_bin),
         f"--user-dir={USER_DIR}",
@@ -62,7 +67,7 @@ def fairseq_args(data_bin: Path, save_dir: Path, system: System, s: TrainSetting
         "--source-lang=src",
         "--target-lang=tgt",
         f"--arch={s.arch}",
-        *system.model_flags(layers),
+        *variant.fairseq_flags(),
         "--share-all-embeddings",
         "--optimizer=adam",
         "--adam-betas=(0.9, 0.98)",
@@ -112,8 +117,11 @@ def _preemptible(cfg: Any) -> Iterator[list[str]]:
             signal.signal(sig, old)
 
 
-def train(data_bin: Path, save_dir: Path, system: System, settings: TrainSettings) -> dict:
-    """Train (or resume) one system; returns the summary also written to ``train.json``."""
+def train(
+    data_bin: Path, save_dir: Path, name: str, variant: Variant, settings: TrainSettings
+) -> dict:
+    """Train (or resume) the model `name` (a run's name, recorded in ``train.json``); returns
+    the summary also written there."""
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     import torch
     from fairseq import checkpoint_utils, distributed_utils, options
@@ -128,7 +136,7 @@ def train(data_bin: Path, save_dir: Path, system: System, settings: TrainSetting
     if not torch.cuda.is_available():
         torch.use_deterministic_algorithms(True)
     parser = options.get_training_parser()
-    argv = fairseq_args(data_bin, save_dir, system, settings)
+    argv = fairseq_args(data_bin, save_dir, variant, settings)
     if not torch.cuda.is_available():
         argv.append("--cpu")
     cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, argv))
@@ -140,7 +148,7 @@ def train(data_bin: Path, save_dir: Path, system: System, settings: TrainSetting
     state = torch.load(save_dir / LAST, map_location="cpu", weights_only=False)
     extra = state["extra_state"]
     summary = {
-        "system": system.name,
+        "system": name,
         "model": MODEL,
         "settings": asdict(settings),
         "updates": int(state["optimizer_history"][-1]["num_updates"]),

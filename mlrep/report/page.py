@@ -13,20 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mlrep.chapters import REGISTRY
 from mlrep.report.claims import Verdict, scale_note
 from mlrep.report.provenance import datasets
 
-CHAPTERS = {
-    "ch2_ems": "Chapter 2: EMS (efficient multilingual sentence embedding)",
-    "ch3_lealla": "Chapter 3 and Appendix A: LEALLA (lightweight language-agnostic embeddings)",
-    "ch4_jass": "Chapter 4 and Appendix B: JASS / ENSS (linguistically driven pre-training)",
-    "ch5_wordcl": "Chapter 5 and Appendix C: word-level contrastive learning",
-    "ch6_aligninstruct": "Chapter 6 and Appendix D: AlignInstruct (instruction tuning for MT)",
-    "ch7_interlingua": "Chapter 7: variable-length interlingua",
-    "ch8_layernorm": "Chapter 8 and Appendix E: LayerNorm placement and zero-shot NMT",
-    "mrasp2": "mRASP2 paper",
-    "oneligner": "OneAligner paper",
-}
+CHAPTERS = {chapter.id: chapter.title for chapter in REGISTRY}
 CSS = """
 body{font-family:sans-serif;margin:1.5em;color:#111;max-width:100%}
 h1{font-size:1.5em}h2{font-size:1.25em;border-bottom:1px solid #888;margin-top:2em}

@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from mlrep.cliutil import UsageError, effective, positive_int, resolved_params
+from mlrep.cliutil import UsageError, boolean, effective, positive_int, resolved_params
 from mlrep.io import atomic_directory
 from mlrep.provenance import record
 from mlrep.text import (
@@ -37,15 +37,6 @@ from mlrep.text.tree import from_json, head_final_order
 
 _TOKENIZE_KEYS = ("backend", "normalize", "escape")
 _HEAD_FINAL_KEYS = ("drop_articles", "pseudo_particles")
-
-
-def boolean(text: str) -> bool:
-    """``true``/``false`` (any case), as `flags_from` renders YAML booleans."""
-    if text.lower() in ("true", "1", "yes"):
-        return True
-    if text.lower() in ("false", "0", "no"):
-        return False
-    raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
 
 
 def coverage(text: str) -> float:

@@ -11,15 +11,17 @@ import os
 import re
 import shlex
 
-from mlrep.embed import runs as ems_runs
+from mlrep.chapters.ch2_ems import runs as ems_runs
 
 EMS = CFG["ch2_ems"]
 EMS_CHAPTER = ems_runs.SECTION
-EMS_RUN = str(PATHS.embed_run(EMS_CHAPTER, "{run}", "{seed}"))
-EMS_GRID = str(
-    PATHS.embed_run(EMS_CHAPTER, f"{ems_runs.GRID_PREFIX}{{point}}", "{seed}")
+EMS_RUN = str(PATHS.run(EMS_CHAPTER, "{run}", "{seed}"))
+EMS_MODEL = str(PATHS.model(EMS_CHAPTER, "{run}", "{seed}"))
+EMS_GRID = str(PATHS.run(EMS_CHAPTER, f"{ems_runs.GRID_PREFIX}{{point}}", "{seed}"))
+EMS_GRID_MODEL = str(
+    PATHS.model(EMS_CHAPTER, f"{ems_runs.GRID_PREFIX}{{point}}", "{seed}")
 )
-EMS_BASELINE = str(PATHS.embed_run(EMS_CHAPTER, "{baseline}", ems_runs.BASELINE_SEED))
+EMS_BASELINE = str(PATHS.run(EMS_CHAPTER, "{run}", ems_runs.BASELINE_SEED))
 EMS_CHECKPOINT = str(PATHS.resources.joinpath("models", EMS_CHAPTER, "{name}"))
 EMS_NAMES = "|".join(re.escape(run) for run in ems_runs.run_names(EMS))
 EMS_POINTS = "|".join(re.escape(point) for point in ems_runs.grid_points(EMS))
@@ -54,7 +56,7 @@ CHAPTER_TARGETS[EMS_CHAPTER] = [
             for seed in EMS["seeds"]
             for p in ems_runs.grid_points(EMS)
         ),
-        *(EMS_BASELINE.format(baseline=run) for run in EMS_BASELINES),
+        *(EMS_BASELINE.format(run=run) for run in EMS_BASELINES),
     ]
 ]
 
@@ -70,12 +72,12 @@ rule ch2_ems:
         str(PATHS.report.index),
 
 
-rule ems_prepare:
+rule ch2_prepare:
     """SentencePiece over every training side and the token ids of all pairs."""
     input:
         [str(PATHS.dataset(source)) for source in EMS["sources"]],
     output:
-        directory(str(PATHS.embed_prepared(EMS_CHAPTER))),
+        directory(str(PATHS.chapter_data(EMS_CHAPTER))),
     log:
         log_path(EMS_CHAPTER, "prepare"),
     conda:
@@ -87,17 +89,17 @@ rule ems_prepare:
         flags=flags_from(EMS["prepare"]),
         scale=CFG["scale"],
     shell:
-        "mlrep embed prepare --sources {input} --out {output} --threads {threads} "
+        "mlrep ch2 prepare --sources {input} --out {output} --threads {threads} "
         "--scale {params.scale} {params.flags} > {log} 2>&1"
 
 
-rule ems_train:
+rule ch2_train:
     """One run or grid point at one seed; resumes from its checkpoints after preemption."""
     input:
-        rules.ems_prepare.output,
+        rules.ch2_prepare.output,
     output:
-        model=os.path.join(EMS_RUN, "model.pt"),
-        summary=os.path.join(EMS_RUN, "train.json"),
+        model=os.path.join(EMS_MODEL, "model.pt"),
+        summary=os.path.join(EMS_MODEL, "train.json"),
     log:
         log_path(EMS_CHAPTER, "{run}", "train_seed{seed}"),
     wildcard_constraints:
@@ -115,19 +117,19 @@ rule ems_train:
     # exec: the trainer is the job step's task, so SLURM's USR1/TERM reach it first and no
     # shell dies of them before the checkpoint is saved (mlrep/train/checkpoint.py)
     shell:
-        "exec mlrep embed train --data {input} --out {params.out} --run {wildcards.run} "
+        "exec mlrep ch2 train --data {input} --out {params.out} --run {wildcards.run} "
         "--seed {wildcards.seed} --threads {threads} --scale {params.scale} {params.flags} "
         "> {log} 2>&1"
 
 
-rule ems_evaluate:
+rule ch2_evaluate:
     """Tatoeba P@1 per language (real benchmark), held-out P@1 and the benchmarks of one run's
     encoder (a GPU job at full: BUCC and ParaCrawl embed millions of sentences)."""
     input:
         unpack(lambda wildcards: EMS_SCORING),
-        model=rules.ems_train.output.model,
-        summary=rules.ems_train.output.summary,
-        prepared=rules.ems_prepare.output,
+        model=rules.ch2_train.output.model,
+        summary=rules.ch2_train.output.summary,
+        prepared=rules.ch2_prepare.output,
     output:
         os.path.join(EMS_RUN, "metrics.json"),
     log:
@@ -146,13 +148,13 @@ rule ems_evaluate:
         data_root=PATHS.results.joinpath("data"),
         scale=CFG["scale"],
     shell:
-        "mlrep embed evaluate --model {input.model} --data {input.prepared} "
+        "mlrep ch2 evaluate --model {input.model} --data {input.prepared} "
         "--tatoeba {input.tatoeba} --settings {params.settings} --data-root {params.data_root} "
         "--out {output} --run {wildcards.run} --seed {wildcards.seed} "
         "--threads {threads} --scale {params.scale} {params.flags} > {log} 2>&1"
 
 
-rule ems_fetch:
+rule ch2_fetch:
     """Download a pretrained baseline from its hub (LaBSE, LASER, ...); kept between runs."""
     output:
         directory(EMS_CHECKPOINT),
@@ -169,48 +171,46 @@ rule ems_fetch:
     params:
         flags=lambda wildcards: flags_from(EMS["baselines"][wildcards.name]),
     shell:
-        "mlrep embed fetch --name {wildcards.name} --dest {output} {params.flags} > {log} 2>&1"
+        "mlrep ch2 fetch --name {wildcards.name} --dest {output} {params.flags} > {log} 2>&1"
 
 
-rule ems_baseline:
+rule ch2_baseline:
     """A pretrained baseline (or its stand-in) scored with the protocols of the EMS runs."""
     input:
         unpack(lambda wildcards: EMS_SCORING),
         checkpoint=lambda wildcards: ems_runs.baseline_checkpoint(
-            EMS, wildcards.baseline, EMS_CHECKPOINT
+            EMS, wildcards.run, EMS_CHECKPOINT
         ),
     output:
         os.path.join(EMS_BASELINE, "metrics.json"),
     log:
-        log_path(EMS_CHAPTER, "{baseline}", "evaluate"),
+        log_path(EMS_CHAPTER, "{run}", "evaluate"),
     wildcard_constraints:
-        baseline="|".join(re.escape(run) for run in EMS_BASELINES) or "(?!)",
+        run="|".join(re.escape(run) for run in EMS_BASELINES) or "(?!)",
     conda:
         MLREP_ENV
     threads: job_threads("gpu_train")
     resources:
         **job_resources("gpu_train"),
     params:
-        spec=lambda wildcards: flags_from(
-            ems_runs.baseline_source(EMS, wildcards.baseline)
-        ),
+        spec=lambda wildcards: flags_from(ems_runs.baseline_source(EMS, wildcards.run)),
         flags=flags_from(EMS["evaluate"]),
         settings=lambda wildcards: EMS_SETTINGS,  # holds "{group}": no wildcard
         data_root=PATHS.results.joinpath("data"),
         scale=CFG["scale"],
     shell:
-        "mlrep embed baseline --run {wildcards.baseline} --checkpoint {input.checkpoint} "
+        "mlrep ch2 baseline --run {wildcards.run} --checkpoint {input.checkpoint} "
         "{params.spec} --tatoeba {input.tatoeba} --settings {params.settings} "
         "--data-root {params.data_root} --out {output} --threads {threads} "
         "--scale {params.scale} {params.flags} > {log} 2>&1"
 
 
-rule ems_grid_evaluate:
+rule ch2_grid_evaluate:
     """A grid point's validation loss (Table 2.2's selection criterion) and held-out P@1."""
     input:
-        model=os.path.join(EMS_GRID, "model.pt"),
-        summary=os.path.join(EMS_GRID, "train.json"),
-        prepared=rules.ems_prepare.output,
+        model=os.path.join(EMS_GRID_MODEL, "model.pt"),
+        summary=os.path.join(EMS_GRID_MODEL, "train.json"),
+        prepared=rules.ch2_prepare.output,
     output:
         os.path.join(EMS_GRID, "metrics.json"),
     log:
@@ -228,6 +228,6 @@ rule ems_grid_evaluate:
         flags=flags_from(EMS["evaluate"]),
         scale=CFG["scale"],
     shell:
-        "mlrep embed evaluate --model {input.model} --data {input.prepared} --out {output} "
+        "mlrep ch2 evaluate --model {input.model} --data {input.prepared} --out {output} "
         "--run {params.run} --seed {wildcards.seed} --threads {threads} --no-benchmarks "
         "--scale {params.scale} {params.flags} > {log} 2>&1"

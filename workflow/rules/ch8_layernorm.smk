@@ -8,34 +8,36 @@ directions through English with the `pivot` system's model. The grid is params.y
 
 import os
 
-from mlrep.nmt import grid as ch8_grid
-from mlrep.nmt import systems as ch8_systems
+from mlrep.chapters.ch8_layernorm import grid as ch8_grid
+from mlrep.chapters.ch8_layernorm import systems as ch8_systems
 
 CH8 = CFG["ch8_layernorm"]
 CH8_CHAPTER = "ch8_layernorm"
-CH8_DATA = str(PATHS.chapter_dataset(CH8_CHAPTER, "{ch8_dataset}"))
-CH8_RUN = PATHS.run(CH8_CHAPTER, "{ch8_dataset}/{ch8_system}", "{ch8_seed}")
-CH8_MODEL = str(CH8_RUN / "model" / "train.json")
+CH8_DATA = str(PATHS.chapter_data(CH8_CHAPTER, "{dataset}"))
+CH8_RUN = PATHS.run(CH8_CHAPTER, "{run}", "{seed}", dataset="{dataset}")
+CH8_MODEL = str(
+    PATHS.model(CH8_CHAPTER, "{run}", "{seed}", dataset="{dataset}") / "train.json"
+)
 CH8_HYP = str(CH8_RUN / "hyp")
 CH8_STATES = str(CH8_RUN / "states")
-CH8_PROBE = str(CH8_RUN / "probe_{ch8_subset}.json")
+CH8_PROBE = str(CH8_RUN / "probe_{subset}.json")
 CH8_SVCCA = str(CH8_RUN / "svcca.json")
 CH8_SCORES = str(CH8_RUN / "scores.json")
 CH8_BLEURT = str(CH8_RUN / "bleurt.json")
 CH8_METRICS = str(CH8_RUN / "metrics.json")
 CH8_SYSTEM = ch8_systems.PATTERN
 CH8_WILDCARDS = {
-    "ch8_dataset": "|".join(CH8["datasets"]),
-    "ch8_system": CH8_SYSTEM,
-    "ch8_seed": r"\d+",
+    "dataset": "|".join(CH8["datasets"]),
+    "run": CH8_SYSTEM,
+    "seed": r"\d+",
 }
 # the scoring rules also serve the pivot baseline's run
-CH8_ANY_WILDCARDS = {**CH8_WILDCARDS, "ch8_system": f"{CH8_SYSTEM}|pivot"}
+CH8_ANY_WILDCARDS = {**CH8_WILDCARDS, "run": f"{CH8_SYSTEM}|{ch8_systems.PIVOT_SYSTEM}"}
 
 
 CH8_ANALYSES = {
-    "probe_sup": CH8_PROBE.replace("{ch8_subset}", "sup"),
-    "probe_zst": CH8_PROBE.replace("{ch8_subset}", "zst"),
+    "probe_sup": CH8_PROBE.replace("{subset}", "sup"),
+    "probe_zst": CH8_PROBE.replace("{subset}", "zst"),
     "svcca": CH8_SVCCA,
 }
 # BLEURT (Table E.9) only where a checkpoint is configured (full: BLEURT-20 from the hub)
@@ -46,7 +48,7 @@ CHAPTER_DATA[CH8_CHAPTER] = [
     for key in CH8["datasets"][d]["corpora"]
 ]
 CHAPTER_TARGETS[CH8_CHAPTER] = [
-    CH8_METRICS.format(ch8_dataset=d, ch8_system=s, ch8_seed=seed)
+    CH8_METRICS.format(dataset=d, run=s, seed=seed)
     for d, s, seed in ch8_grid.scored_runs(CH8)
 ]
 
@@ -59,13 +61,12 @@ rule ch8_prepare:
     """Cut an English-centric dataset from its corpora, train joint subwords, binarise both tag formats."""
     input:
         lambda w: [
-            str(PATHS.dataset(key))
-            for key in CH8["datasets"][w.ch8_dataset]["corpora"]
+            str(PATHS.dataset(key)) for key in CH8["datasets"][w.dataset]["corpora"]
         ],
     output:
         directory(CH8_DATA),
     log:
-        log_path(CH8_CHAPTER, "prepare_{ch8_dataset}"),
+        log_path(CH8_CHAPTER, "prepare_{dataset}"),
     wildcard_constraints:
         **CH8_WILDCARDS,
     conda:
@@ -76,13 +77,14 @@ rule ch8_prepare:
     params:
         dataset_flags=lambda w: flags_from(
             ch8_grid.subset(
-                CH8["datasets"][w.ch8_dataset], ("languages", "splits", "vocab_size")
+                CH8["datasets"][w.dataset], ("languages", "splits", "vocab_size")
             )
         ),
         flags=flags_from({**CH8["data"], **CH8["subwords"]}),
         scale=CFG["scale"],
     shell:
-        "mlrep nmt prepare --corpora {input} --dataset {wildcards.ch8_dataset} --out {output} "
+        "mlrep nmt prepare --section ch8_layernorm --corpora {input} "
+        "--dataset {wildcards.dataset} --out {output} "
         "--threads {threads} --scale {params.scale} {params.dataset_flags} {params.flags} "
         "> {log} 2>&1"
 
@@ -94,7 +96,7 @@ rule ch8_train:
     output:
         CH8_MODEL,
     log:
-        log_path(CH8_CHAPTER, "train_{ch8_dataset}_{ch8_system}_seed{ch8_seed}"),
+        log_path(CH8_CHAPTER, "train_{dataset}_{run}_seed{seed}"),
     wildcard_constraints:
         **CH8_WILDCARDS,
     conda:
@@ -104,9 +106,10 @@ rule ch8_train:
         **job_resources("gpu_train"),
     params:
         out=lambda wildcards, output: os.path.dirname(output[0]),
+        system=lambda w: flags_from(ch8_systems.System.parse(w.run).settings()),
         dataset_flags=lambda w: flags_from(
             ch8_grid.subset(
-                CH8["datasets"][w.ch8_dataset], ("arch", "dropout", "lr", "max_epoch")
+                CH8["datasets"][w.dataset], ("arch", "dropout", "lr", "max_epoch")
             )
         ),
         flags=flags_from(CH8["train"]),
@@ -114,8 +117,8 @@ rule ch8_train:
     # exec: the trainer is the job step's task, so SLURM's USR1/TERM reach it first and no
     # shell dies of them before the checkpoint is saved (mlrep/train/checkpoint.py)
     shell:
-        "exec mlrep nmt train --data {input} --dataset {wildcards.ch8_dataset} "
-        "--system {wildcards.ch8_system} --seed {wildcards.ch8_seed} --out {params.out} "
+        "exec mlrep nmt train --section ch8_layernorm --data {input} --dataset {wildcards.dataset} "
+        "--name {wildcards.run} {params.system} --seed {wildcards.seed} --out {params.out} "
         "--threads {threads} --scale {params.scale} {params.dataset_flags} {params.flags} "
         "> {log} 2>&1"
 
@@ -128,7 +131,7 @@ rule ch8_translate:
     output:
         directory(CH8_HYP),
     log:
-        log_path(CH8_CHAPTER, "translate_{ch8_dataset}_{ch8_system}_seed{ch8_seed}"),
+        log_path(CH8_CHAPTER, "translate_{dataset}_{run}_seed{seed}"),
     wildcard_constraints:
         **CH8_WILDCARDS,
     conda:
@@ -138,11 +141,12 @@ rule ch8_translate:
         **job_resources("cpu_light"),
     params:
         model=lambda wildcards, input: os.path.dirname(input.model),
+        tag=lambda w: ch8_systems.System.parse(w.run).tag,
         flags=flags_from(CH8["decode"]),
         scale=CFG["scale"],
     shell:
-        "mlrep nmt translate --data {input.data} --model {params.model} "
-        "--system {wildcards.ch8_system} --out {output} --threads {threads} "
+        "mlrep nmt translate --section ch8_layernorm --data {input.data} --model {params.model} "
+        "--tag-format {params.tag} --out {output} --threads {threads} "
         "--scale {params.scale} {params.flags} > {log} 2>&1"
 
 
@@ -150,11 +154,11 @@ rule ch8_translate_pivot:
     """#0: every zero-shot direction X→Y as X→en→Y with the pivot system's model."""
     input:
         data=CH8_DATA,
-        model=CH8_MODEL.replace("{ch8_system}", CH8["pivot"] or "none"),
+        model=CH8_MODEL.replace("{run}", CH8["pivot"] or "none"),
     output:
-        directory(CH8_HYP.replace("{ch8_system}", "pivot")),
+        directory(CH8_HYP.replace("{run}", ch8_systems.PIVOT_SYSTEM)),
     log:
-        log_path(CH8_CHAPTER, "translate_{ch8_dataset}_pivot_seed{ch8_seed}"),
+        log_path(CH8_CHAPTER, "translate_{dataset}_pivot_seed{seed}"),
     wildcard_constraints:
         **CH8_WILDCARDS,
     conda:
@@ -164,12 +168,13 @@ rule ch8_translate_pivot:
         **job_resources("cpu_light"),
     params:
         model=lambda wildcards, input: os.path.dirname(input.model),
-        system=CH8["pivot"],
+        tag=lambda w: ch8_systems.System.parse(CH8["pivot"]).tag,
         flags=flags_from(CH8["decode"]),
         scale=CFG["scale"],
     shell:
-        "mlrep nmt translate --pivot --data {input.data} --model {params.model} "
-        "--system {params.system} --out {output} --threads {threads} "
+        "mlrep nmt translate --section ch8_layernorm --pivot --data {input.data} "
+        "--model {params.model} "
+        "--tag-format {params.tag} --out {output} --threads {threads} "
         "--scale {params.scale} {params.flags} > {log} 2>&1"
 
 
@@ -182,7 +187,7 @@ rule ch8_states:
     output:
         directory(CH8_STATES),
     log:
-        log_path(CH8_CHAPTER, "states_{ch8_dataset}_{ch8_system}_seed{ch8_seed}"),
+        log_path(CH8_CHAPTER, "states_{dataset}_{run}_seed{seed}"),
     wildcard_constraints:
         **CH8_WILDCARDS,
     conda:
@@ -192,11 +197,13 @@ rule ch8_states:
         **job_resources("cpu_light"),
     params:
         model=lambda wildcards, input: os.path.dirname(input.model),
+        tag=lambda w: ch8_systems.System.parse(w.run).tag,
         flags=flags_from({**CH8["decode"], **CH8["states"]}),
         scale=CFG["scale"],
     shell:
-        "mlrep nmt states --data {input.data} --model {params.model} --hyp {input.hyp} "
-        "--system {wildcards.ch8_system} --out {output} --threads {threads} "
+        "mlrep nmt states --section ch8_layernorm --data {input.data} --model {params.model} "
+        "--hyp {input.hyp} "
+        "--tag-format {params.tag} --out {output} --threads {threads} "
         "--scale {params.scale} {params.flags} > {log} 2>&1"
 
 
@@ -207,12 +214,10 @@ rule ch8_probe:
     output:
         CH8_PROBE,
     log:
-        log_path(
-            CH8_CHAPTER, "probe_{ch8_dataset}_{ch8_system}_seed{ch8_seed}_{ch8_subset}"
-        ),
+        log_path(CH8_CHAPTER, "probe_{dataset}_{run}_seed{seed}_{subset}"),
     wildcard_constraints:
         **CH8_WILDCARDS,
-        ch8_subset="sup|zst",
+        subset="sup|zst",
     conda:
         MLREP_ENV
     threads: job_threads("cpu_light")
@@ -221,8 +226,8 @@ rule ch8_probe:
     params:
         flags=flags_from(CH8["probe"]),
     shell:
-        "mlrep eval probe --train {input}/train.npz --test {input}/{wildcards.ch8_subset}.npz "
-        "--seed {wildcards.ch8_seed} --out {output} {params.flags} > {log} 2>&1"
+        "mlrep eval probe --train {input}/train.npz --test {input}/{wildcards.subset}.npz "
+        "--seed {wildcards.seed} --out {output} {params.flags} > {log} 2>&1"
 
 
 rule ch8_svcca:
@@ -232,7 +237,7 @@ rule ch8_svcca:
     output:
         CH8_SVCCA,
     log:
-        log_path(CH8_CHAPTER, "svcca_{ch8_dataset}_{ch8_system}_seed{ch8_seed}"),
+        log_path(CH8_CHAPTER, "svcca_{dataset}_{run}_seed{seed}"),
     wildcard_constraints:
         **CH8_WILDCARDS,
     conda:
@@ -255,7 +260,7 @@ rule ch8_score:
     output:
         CH8_SCORES,
     log:
-        log_path(CH8_CHAPTER, "score_{ch8_dataset}_{ch8_system}_seed{ch8_seed}"),
+        log_path(CH8_CHAPTER, "score_{dataset}_{run}_seed{seed}"),
     wildcard_constraints:
         **CH8_ANY_WILDCARDS,
     conda:
@@ -264,7 +269,8 @@ rule ch8_score:
     resources:
         **job_resources("cpu_light"),
     shell:
-        "mlrep nmt score --data {input.data} --hyp {input.hyp} --out {output} > {log} 2>&1"
+        "mlrep nmt score --section ch8_layernorm --data {input.data} --hyp {input.hyp} "
+        "--out {output} > {log} 2>&1"
 
 
 rule ch8_bleurt:
@@ -275,7 +281,7 @@ rule ch8_bleurt:
     output:
         CH8_BLEURT,
     log:
-        log_path(CH8_CHAPTER, "bleurt_{ch8_dataset}_{ch8_system}_seed{ch8_seed}"),
+        log_path(CH8_CHAPTER, "bleurt_{dataset}_{run}_seed{seed}"),
     wildcard_constraints:
         **CH8_ANY_WILDCARDS,
     conda:
@@ -287,7 +293,8 @@ rule ch8_bleurt:
         flags=flags_from(CH8["bleurt"]),
         scale=CFG["scale"],
     shell:
-        "mlrep nmt bleurt --data {input.data} --hyp {input.hyp} --out {output} "
+        "mlrep nmt bleurt --section ch8_layernorm --data {input.data} --hyp {input.hyp} "
+        "--out {output} "
         "--threads {threads} --scale {params.scale} {params.flags} > {log} 2>&1"
 
 
@@ -296,14 +303,15 @@ rule ch8_metrics:
     input:
         # the probes and SVCCA of a trained system (the pivot baseline has none), BLEURT
         unpack(
-            lambda w: CH8_SCORERS | ({} if w.ch8_system == "pivot" else CH8_ANALYSES)
+            lambda w: CH8_SCORERS
+            | ({} if w.run == ch8_systems.PIVOT_SYSTEM else CH8_ANALYSES)
         ),
         scores=CH8_SCORES,
         hyp=CH8_HYP,
     output:
         CH8_METRICS,
     log:
-        log_path(CH8_CHAPTER, "metrics_{ch8_dataset}_{ch8_system}_seed{ch8_seed}"),
+        log_path(CH8_CHAPTER, "metrics_{dataset}_{run}_seed{seed}"),
     wildcard_constraints:
         **CH8_ANY_WILDCARDS,
     conda:
@@ -320,8 +328,8 @@ rule ch8_metrics:
         flags=flags_from({f"off_target_{k}": v for k, v in CH8["off_target"].items()}),
         scale=CFG["scale"],
     shell:
-        "mlrep nmt metrics --scores {input.scores} --hyp {input.hyp} "
-        "--run {wildcards.ch8_dataset}/{wildcards.ch8_system} --seed {wildcards.ch8_seed} "
+        "mlrep nmt metrics --section ch8_layernorm --scores {input.scores} --hyp {input.hyp} "
+        "--run {wildcards.dataset}/{wildcards.run} --seed {wildcards.seed} "
         "--out {output} --scale {params.scale} {params.analyses} {params.flags} > {log} 2>&1"
 
 

@@ -2,8 +2,6 @@
 chapter's DVC stage (`dvc metrics show`, `dvc exp show`); the per-run metrics.json files stay
 the source of truth that the report reads."""
 
-from mlrep.report.page import CHAPTERS as REPORT_CHAPTERS
-
 
 rule chapter_summary:
     """A chapter's metrics averaged over seeds, one flat JSON: DVC's metrics of its stage."""
@@ -15,7 +13,7 @@ rule chapter_summary:
     log:
         log_path("report", "summary_{chapter}"),
     wildcard_constraints:
-        chapter="|".join(REPORT_CHAPTERS),
+        chapter="|".join(mlrep_chapters.ids()),
     conda:
         MLREP_ENV
     threads: job_threads("cpu_light")

@@ -8,7 +8,6 @@ place keeps the rule wildcards, the fairseq flags and the report rows one vocabu
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
@@ -56,18 +55,13 @@ class System:
             encoder_final_norm=not match["enc_last"],
         )
 
-    def model_flags(self, encoder_layers: int) -> list[str]:
-        """fairseq flags of `mlrep.nmt.model` for this system."""
-        flags = [f"--layernorm={self.layernorm}"]
-        if self.simple:
-            flags.append("--layernorm-simple")
-        if not self.encoder_final_norm:
-            flags.append("--no-encoder-final-layernorm")
-        drop = 0 if self.residual else middle_layer(encoder_layers)
-        flags.append(f"--drop-residual-layer={drop}")
-        return flags
-
-
-def middle_layer(layers: int) -> int:
-    """The encoder layer whose residual "w/o Res." removes: 4 of 6 (thesis), 2 of 2 (tiny)."""
-    return min(math.ceil(layers / 2) + 1, layers)
+    def settings(self) -> dict[str, str | bool]:
+        """The generic NMT options of this system, as `mlrep nmt train` takes them (the rules
+        pass them with `flags_from`): tag format and `mlrep.nmt.model.Variant` switches."""
+        return {
+            "tag_format": self.tag,
+            "layernorm": self.layernorm,
+            "layernorm_simple": self.simple,
+            "encoder_final_norm": self.encoder_final_norm,
+            "middle_residual": self.residual,
+        }

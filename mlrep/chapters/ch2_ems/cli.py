@@ -1,8 +1,9 @@
-"""``mlrep embed …``: prepare data, train and evaluate the EMS sentence encoders (Chapter 2).
+"""``mlrep ch2 …``: prepare data, train and evaluate the EMS sentence encoders (Chapter 2).
 
-Flags are the keys of params.yaml ``ch2_ems`` (``--ffn-dim`` ↔ ``ffn_dim``); a flag left out is
-taken from the run named by ``--run`` in the params file, so ``mlrep embed train --run
-no-xtr`` trains Table 2.14's – L_XTR row exactly as the workflow does.
+The chapter's verbs: they know its runs (`runs`), and drive the generic sentence-encoder
+machinery of `mlrep.embed`. Flags are the keys of params.yaml ``ch2_ems`` (``--ffn-dim`` ↔
+``ffn_dim``); a flag left out is taken from the run named by ``--run`` in the params file, so
+``mlrep ch2 train --run no-xtr`` trains Table 2.14's – L_XTR row exactly as the workflow does.
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ from typing import Any
 
 import yaml
 
-from mlrep.cliutil import positive_int, resolved_params
-from mlrep.embed import runs
+from mlrep.chapters.ch2_ems import runs
+from mlrep.cliutil import boolean, positive_int, resolved_params
 from mlrep.embed.baselines import LOADERS
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
-from mlrep.text.cli import boolean
 
 _TYPES: dict[str, Any] = {
     "layers": positive_int,
@@ -91,7 +91,7 @@ def _prepare(args: argparse.Namespace) -> int:
         _require(source, "snakemake " + str(source))
     with atomic_directory(args.out) as staging:
         info = data.prepare(list(args.sources), staging, settings)
-        record(staging, "embed prepare", {"scale": _scale(args), runs.SECTION: {"prepare": values}})
+        record(staging, "ch2 prepare", {"scale": _scale(args), runs.SECTION: {"prepare": values}})
     print(json.dumps({"out": str(args.out), "languages": len(info["languages"]) - 1}))
     return 0
 
@@ -99,7 +99,7 @@ def _prepare(args: argparse.Namespace) -> int:
 def _model_config(data_dir: Path, values: dict[str, Any]):
     from mlrep.embed.model import EmsConfig
 
-    info = json.loads(_require(data_dir / "languages.json", "mlrep embed prepare").read_text())
+    info = json.loads(_require(data_dir / "languages.json", "mlrep ch2 prepare").read_text())
     return EmsConfig(
         vocab_size=info["vocab_size"],
         languages=len(info["languages"]),
@@ -117,7 +117,7 @@ def _train(args: argparse.Namespace) -> int:
     settings = train.TrainSettings(
         **{k: values[k] for k in runs.TRAIN_KEYS}, seed=args.seed, threads=args.threads
     )
-    train_data = PairArrays.load(_require(args.data / "train.npz", "mlrep embed prepare"))
+    train_data = PairArrays.load(_require(args.data / "train.npz", "mlrep ch2 prepare"))
     valid_path = args.data / "valid.npz"
     valid = PairArrays.load(valid_path) if valid_path.exists() else None
     summary = train.run(
@@ -125,7 +125,7 @@ def _train(args: argparse.Namespace) -> int:
     )
     record(
         args.out,
-        "embed train",
+        "ch2 train",
         {"scale": _scale(args), runs.SECTION: {"run": args.run, "seed": args.seed, **values}},
     )
     print(json.dumps(summary))
@@ -203,8 +203,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     values = _values(args, runs.EVALUATE_KEYS, lambda: _section(args)[1]["evaluate"])
     batch_size = values["encode_batch_size"]
-    model = train.load_model(_require(args.model, "mlrep embed train")).to(train.device())
-    info = json.loads(_require(args.data / "languages.json", "mlrep embed prepare").read_text())
+    model = train.load_model(_require(args.model, "mlrep ch2 train")).to(train.device())
+    info = json.loads(_require(args.data / "languages.json", "mlrep ch2 prepare").read_text())
     summary = json.loads((args.model.parent / train.SUMMARY_FILE).read_text())
     metrics: dict[str, float] = {"final_loss": summary["final_loss"]}
     for key in ("valid_loss", "sec_per_1k_steps"):
@@ -226,7 +226,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     frozen = args.model.parent / "config.yaml"
     trained = yaml.safe_load(frozen.read_text()) if frozen.exists() else {}
     section = {**trained.get(runs.SECTION, {}), "evaluate": values, **scored}
-    record(args.out.parent, "embed evaluate", {"scale": scale, runs.SECTION: section})
+    record(args.out.parent, "ch2 evaluate", {"scale": scale, runs.SECTION: section})
     return 0
 
 
@@ -238,14 +238,14 @@ def _baseline(args: argparse.Namespace) -> int:
 
     torch.set_num_threads(args.threads)
     values = _values(args, runs.EVALUATE_KEYS, lambda: _section(args)[1]["evaluate"])
-    folder = _require(args.checkpoint, f"mlrep embed fetch --name {runs.baseline_name(args.run)}")
+    folder = _require(args.checkpoint, f"mlrep ch2 fetch --name {runs.baseline_name(args.run)}")
     stand_in = args.run.endswith(runs.STAND_IN_SUFFIX)
     fetched_path = folder / baselines.FETCHED
     fetched = json.loads(fetched_path.read_text()) if fetched_path.exists() else {}
     if not stand_in and not fetched:
         raise baselines.BaselineError(
             f"{folder}: no {baselines.FETCHED}, so not a checkpoint fetched from {args.hub}; "
-            f"fetch it (mlrep embed fetch) or run it as {args.run}{runs.STAND_IN_SUFFIX}"
+            f"fetch it (mlrep ch2 fetch) or run it as {args.run}{runs.STAND_IN_SUFFIX}"
         )
     encoder = baselines.load(args.loader, folder, values["encode_batch_size"], train.device())
     metrics: dict[str, float] = {
@@ -262,7 +262,7 @@ def _baseline(args: argparse.Namespace) -> int:
     }
     scale = _write_metrics(args, args.run, runs.BASELINE_SEED, metrics, checkpoint=checkpoint)
     section = {"baseline": {"loader": args.loader, **checkpoint}, "evaluate": values, **scored}
-    record(args.out.parent, "embed baseline", {"scale": scale, runs.SECTION: section})
+    record(args.out.parent, "ch2 baseline", {"scale": scale, runs.SECTION: section})
     return 0
 
 
@@ -300,8 +300,8 @@ def _add_keys(parser: argparse.ArgumentParser, keys: tuple[str, ...]) -> None:
 
 
 def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    embed = top.add_parser("embed", help="sentence encoders: EMS and its variants (Chapter 2)")
-    sub = embed.add_subparsers(dest="embed_command", required=True)
+    chapter = top.add_parser("ch2", help="Chapter 2: EMS sentence encoders, runs and baselines")
+    sub = chapter.add_subparsers(dest="ch2_command", required=True)
 
     prepare = sub.add_parser(
         "prepare", parents=[common], help="SentencePiece + token ids of English-centric pairs"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mlrep.nmt.systems import PIVOT_SYSTEM
+from mlrep.chapters.ch8_layernorm.systems import PIVOT_SYSTEM
 
 
 def runs(section: Mapping[str, Any]) -> list[tuple[str, str, int]]:

@@ -1,0 +1,118 @@
+"""The chapter registry: the one list of the thesis chapters and companion papers.
+
+Every place that enumerates chapters derives from `REGISTRY` or is tested against it: the
+Snakefile's includes and `all`, the params.yaml sections and the schema, the DVC stages, the
+report's chapter order, the chapter summaries and docs/chapters/. A chapter's id names all of
+its files at once (see `Chapter`), so adding a chapter is one entry here plus the files it
+names; `docs/layout.md` says what goes where.
+
+A chapter is *built* once its rules have landed; until then it is a placeholder: its params
+section holds only ``seeds``, it has no rule file, no DVC stage and no docs page, and the
+report shows its published tables as "not run".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlrep.errors import MlrepError
+
+PACKAGE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter or paper and the names derived from its id.
+
+    ``id`` is the params.yaml section, the results folder ``results/<id>/``, the chapter's
+    Snakemake target and DVC stage, its tables file and docs page. ``prefix`` begins every
+    rule name of the chapter (``ch8_train``); it is short because it is typed in
+    ``--forcerun`` and read in logs.
+    """
+
+    id: str
+    prefix: str
+    title: str
+    built: bool
+
+    @property
+    def rules(self) -> str:
+        """The chapter's rule file, relative to the repository (the Snakefile includes it)."""
+        return f"workflow/rules/{self.id}.smk"
+
+    @property
+    def tables(self) -> Path:
+        """The definitions of the chapter's tables (measured cells and their metric names)."""
+        return PACKAGE.parent / "report" / "tables" / f"{self.id}.yaml"
+
+    @property
+    def docs(self) -> str:
+        """The chapter's docs page, relative to the repository."""
+        return f"docs/chapters/{self.id}.md"
+
+    @property
+    def home(self) -> str:
+        """The Python package of what belongs to this chapter only (runs, systems, metrics)."""
+        return f"mlrep.chapters.{self.id}"
+
+
+REGISTRY: tuple[Chapter, ...] = (
+    Chapter("ch2_ems", "ch2", "Chapter 2: EMS (efficient multilingual sentence embedding)", True),
+    Chapter(
+        "ch3_lealla",
+        "ch3",
+        "Chapter 3 and Appendix A: LEALLA (lightweight language-agnostic embeddings)",
+        False,
+    ),
+    Chapter(
+        "ch4_jass",
+        "ch4",
+        "Chapter 4 and Appendix B: JASS / ENSS (linguistically driven pre-training)",
+        False,
+    ),
+    Chapter(
+        "ch5_wordcl", "ch5", "Chapter 5 and Appendix C: word-level contrastive learning", False
+    ),
+    Chapter(
+        "ch6_aligninstruct",
+        "ch6",
+        "Chapter 6 and Appendix D: AlignInstruct (instruction tuning for MT)",
+        False,
+    ),
+    Chapter("ch7_interlingua", "ch7", "Chapter 7: variable-length interlingua", False),
+    Chapter(
+        "ch8_layernorm",
+        "ch8",
+        "Chapter 8 and Appendix E: LayerNorm placement and zero-shot NMT",
+        True,
+    ),
+    Chapter("mrasp2", "mrasp2", "mRASP2 paper", False),
+    Chapter("onealigner", "onealigner", "OneAligner paper", False),
+)
+
+
+class UnknownChapterError(MlrepError):
+    """A chapter id that is not in the registry."""
+
+
+def ids() -> list[str]:
+    """Every chapter id, in the thesis's order (the report's order)."""
+    return [chapter.id for chapter in REGISTRY]
+
+
+def built() -> list[Chapter]:
+    """The chapters whose rules have landed."""
+    return [chapter for chapter in REGISTRY if chapter.built]
+
+
+def placeholders() -> list[Chapter]:
+    """The chapters not built yet (their params sections are exempt from the settings check)."""
+    return [chapter for chapter in REGISTRY if not chapter.built]
+
+
+def get(chapter_id: str) -> Chapter:
+    for chapter in REGISTRY:
+        if chapter.id == chapter_id:
+            return chapter
+    raise UnknownChapterError(f"no chapter {chapter_id!r}; chapters: {', '.join(ids())}")

@@ -1,0 +1,87 @@
+"""The chapter registry is the one list of chapters: every other list is derived from it or
+agrees with it, and built chapters follow the layout of docs/layout.md."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from mlrep import chapters
+from mlrep.report import page
+from tests.conftest import REPO, snakemake
+
+
+@pytest.fixture(scope="module")
+def rules() -> list[str]:
+    listed = snakemake(REPO, "--list-rules", "--quiet")
+    assert listed.returncode == 0, listed.stderr
+    # "name (first docstring line)"; a docstring's further lines follow unmarked
+    return re.findall(r"^(\w+)(?: \(|$)", listed.stdout, re.MULTILINE)
+
+
+def test_ids_and_prefixes_are_unique_and_named_alike():
+    ids = chapters.ids()
+    prefixes = [c.prefix for c in chapters.REGISTRY]
+    assert len(set(ids)) == len(ids) and len(set(prefixes)) == len(prefixes)
+    for chapter in chapters.REGISTRY:
+        assert chapter.id == chapter.prefix or chapter.id.startswith(chapter.prefix + "_")
+
+
+def test_params_sections_schema_and_report_follow_the_registry():
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    schema = yaml.safe_load((REPO / "workflow/schemas/params.schema.yaml").read_text())
+    ids = chapters.ids()
+    sections = [key for key in params if key in ids or re.match(r"^ch\d", key)]
+    assert sections == ids, "params.yaml chapter sections, in the registry's order"
+    assert schema["properties"]["chapters"]["items"]["enum"] == ids
+    assert [k for k in schema["required"] if k in ids or re.match(r"^ch\d", k)] == ids
+    assert params["chapters"] == ids, "`all` builds every chapter by default"
+    assert list(page.CHAPTERS) == ids
+
+
+def test_every_built_chapter_has_its_files(rules):
+    for chapter in chapters.built():
+        assert (REPO / chapter.rules).is_file(), chapter.rules
+        assert chapter.tables.is_file(), chapter.tables
+        assert chapter.id in rules, f"no target rule {chapter.id}"
+    for chapter in chapters.placeholders():
+        assert not (REPO / chapter.rules).exists(), f"{chapter.id} has rules: mark it built"
+        assert chapter.tables.is_file(), "placeholders keep their published tables"
+
+
+def test_rule_names_begin_with_their_chapter_prefix(rules):
+    """A chapter's rules carry its prefix; a generic area's rules carry none."""
+    owner: dict[str, str] = {}
+    for path in [REPO / "Snakefile", *sorted((REPO / "workflow/rules").glob("*.smk"))]:
+        for name in re.findall(r"^\s*rule (\w+):", path.read_text(), re.MULTILINE):
+            owner[name] = path.stem
+    # (a rule file may define a rule only under some settings: gather_text with shards > 1)
+    assert set(rules) <= set(owner), "every rule the workflow lists comes from a rule file"
+    prefixes = {c.prefix: c.id for c in chapters.REGISTRY}
+    for name, stem in owner.items():
+        prefix = name.split("_")[0]
+        if stem in prefixes.values():
+            assert name == stem or prefixes.get(prefix) == stem, (name, stem)
+        else:
+            assert prefix not in prefixes and name not in prefixes.values(), (name, stem)
+
+
+def test_dvc_has_one_stage_per_built_chapter():
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    ids = set(chapters.ids())
+    assert [s for s in stages if s in ids] == [c.id for c in chapters.built()]
+    for chapter in chapters.built():
+        stage = stages[chapter.id]
+        assert f"results/metrics/{chapter.id}.json" in stage["cmd"]
+        assert chapter.id in stage["params"]
+        assert f"mlrep/chapters/{chapter.id}" in stage["deps"]
+        assert chapter.rules in stage["deps"]
+        assert [next(iter(m)) for m in stage["metrics"]] == [f"results/metrics/{chapter.id}.json"]
+    assert set(stages["report"]["deps"]) >= {f"results/{c.id}" for c in chapters.built()}
+
+
+def test_unknown_chapter_is_a_clear_error():
+    with pytest.raises(chapters.UnknownChapterError, match="onealigner"):
+        chapters.get("oneligner")
