@@ -5,9 +5,9 @@ table (``table`` + ``column`` over ``rows``, or ``row`` over ``columns``) or fro
 (``run`` + ``metrics``, one metric per x position, or ``runs`` + ``metric``, one run per x
 position). A panel names its ``x`` positions unless a series runs down a table's rows (their
 labels are then the x). Table series are drawn twice: the published numbers (lines in the
-series' dash with filled markers; outlined bars) and the measured ones (dotted lines with open
-markers; filled bars), so no two series of a panel look alike. Where the two sides differ in
-magnitude by more than ``SCALE_RATIO`` (a tiny-scale run beside the thesis), the measured
+series' dash with filled markers; outlined bars) and the measured ones (short-dashed lines with
+open markers; filled bars), so no two series of a panel look alike. Where the two sides differ
+in magnitude by more than ``SCALE_RATIO`` (a tiny-scale run beside the thesis), the measured
 numbers get a y axis of their own on the right. Bars start at zero. A series with nothing to
 draw is named in the legend as not run; a panel with nothing measured and nothing published
 says "not run at scale …" instead of being left empty. One style for all: black and greys, a
@@ -485,8 +485,8 @@ def _bar_style(i: int, side: str) -> dict[str, Any]:
 
 
 def _line_style(i: int, side: str) -> dict[str, Any]:
-    """Published lines in the series' own dash with filled markers; measured ones dotted with
-    open markers."""
+    """Published lines in the series' own dash with filled markers; measured ones short-dashed
+    with open markers."""
     return {
         "color": GREYS[i % 6],
         "marker": MARKERS[i % 6],
@@ -500,13 +500,12 @@ def _scales_differ(panel: Panel) -> bool:
     """Whether the published and the measured numbers of a panel are more than SCALE_RATIO
     apart in magnitude (a tiny-scale BLEU of 0.3 beside a published 29): then the measured ones
     get an axis of their own, or they would lie flat on the published axis."""
-    tops = [
-        max((abs(v) for s in panel.series for v in getattr(s, side) if v is not None), default=None)
-        for side in SIDES
+    sides = [
+        [abs(v) for s in panel.series for v in getattr(s, side) if v is not None] for side in SIDES
     ]
-    if None in tops:
+    if not all(sides):
         return False
-    low, high = sorted(tops)  # type: ignore[type-var]
+    low, high = sorted(max(values) for values in sides)
     return high > 0 and (low == 0 or high / low > SCALE_RATIO)
 
 
