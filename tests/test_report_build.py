@@ -11,7 +11,7 @@ from mlrep.report import claims
 from mlrep.report.figures import definitions as figure_definitions
 from mlrep.report.reference import load_sources
 from tests.conftest import copy_workflow, snakemake
-from tests.report_helpers import REFERENCE, build_report, ch8_results
+from tests.report_helpers import REFERENCE, build_report, ch8_results, write_metrics
 
 
 def build(tmp_path, results):
@@ -20,9 +20,11 @@ def build(tmp_path, results):
 
 def test_build_from_partial_results_writes_every_table_figure_and_the_ledger(tmp_path, capsys):
     ch8_results(tmp_path / "results")
+    svcca = {"svcca_l1": 0.4}  # the tiny grid's one SVCCA: IWSLT, seed 1
+    write_metrics(tmp_path / "results", "ch8_layernorm", "iwslt/prenorm-s-enc-t-dec-w", 1, svcca)
     out = build(tmp_path, tmp_path / "results")
     summary = json.loads(capsys.readouterr().out)
-    assert summary["tables"] == len(load_sources(REFERENCE)) and summary["result_files"] == 6
+    assert summary["tables"] == len(load_sources(REFERENCE)) and summary["result_files"] == 7
     page = (out / "index.html").read_text()
     for table_id in load_sources(REFERENCE):
         assert f'id="{table_id}"' in page
@@ -32,6 +34,9 @@ def test_build_from_partial_results_writes_every_table_figure_and_the_ledger(tmp
         assert f'<figure id="{figure_id}">' in page
         assert (out / "figures" / f"{figure_id}.pdf").read_bytes().startswith(b"%PDF")
         assert (out / "figures" / f"{figure_id}.png").read_bytes().startswith(b"\x89PNG")
+    # a figure that picks its dataset and seed says which it drew
+    e1 = page.split('<figure id="fig-E.1">')[1].split("</figcaption>")[0]
+    assert "drawn from dataset iwslt, seed 1" in e1 and "the thesis draws dataset opus" in e1
     # offline: images inline, no reference to any other host
     assert re.findall(r'src="(?!data:image/png;base64,)', page) == []
     assert "http://" not in page and "https://" not in page
@@ -51,6 +56,8 @@ def test_build_with_no_results_at_all(tmp_path):
     # at tiny the ledger says what its verdicts can and cannot show
     assert claims.scale_note("tiny") in page.replace("\n", " ")
     assert claims.scale_note("tiny") in (out / "claims.md").read_text()
+    e1 = page.split('<figure id="fig-E.1">')[1].split("</figcaption>")[0]
+    assert "no results for any of (dataset: opus, iwslt, europarl; seed: 10, 1, 20)" in e1
 
 
 def test_report_check_accepts_the_shipped_definitions(capsys):

@@ -1,4 +1,6 @@
-"""Figure kinds beyond lines and bars (heatmap, scatter), one-seed series, Chapter 8 names."""
+"""Figure kinds beyond lines and bars (heatmap, scatter), one-seed series, Chapter 8 names, and
+what a reader needs of every line and bar panel: bars from zero, no two series alike, measured
+numbers legible beside published ones of another magnitude, every named series accounted for."""
 
 import json
 import re
@@ -16,7 +18,7 @@ from mlrep.report.figures import FigureDefinitionError, definitions
 from mlrep.report.metrics import Results, collect
 from mlrep.report.point_clouds import PointsFileError, kde, read_points
 from tests.conftest import REPO
-from tests.report_helpers import REFERENCE, write_metrics
+from tests.report_helpers import REFERENCE, ch8_results, write_metrics
 
 DEFS = definitions()
 CH8 = "ch8_layernorm"
@@ -218,3 +220,170 @@ def test_bad_definitions_name_the_figure(tmp_path, spec, message):
     spec = {"chapter": "mrasp2", "title": "t", **spec}
     with pytest.raises(FigureDefinitionError, match=f"fig-x: .*{message}|fig-x: {message}"):
         figures.draw("fig-x", spec, {}, Results("tiny"), ReportLayout(tmp_path))
+
+
+def _filled(results: Results, *table_ids: str) -> dict[str, fill.FilledTable]:
+    """The named tables filled from the published CSVs and `results`."""
+    published = reference.load_all(REFERENCE)
+    defined = tables.load(published)
+    return {t: fill.fill(defined[t], published[t], results) for t in table_ids}
+
+
+def _tables_of(spec: dict) -> set[str]:
+    return {s["table"] for p in spec["panels"] for s in p.get("series", []) if "table" in s}
+
+
+def _panel_axes(figure) -> list[list]:
+    """The axes of each drawn panel: its own and, where it has one, its right-hand twin."""
+    groups: dict[tuple, list] = {}
+    for ax in figure.axes:  # the panels first, twins after them
+        if ax.get_visible():
+            groups.setdefault(ax.get_position().bounds, []).append(ax)
+    return list(groups.values())
+
+
+def _legend(ax) -> list[tuple[str, tuple]]:
+    """(label, what the key shows) per legend entry: a bar's fill, outline and hatch (a hatch
+    in the colour of its fill shows nothing), a line's colour, dash, marker and marker fill."""
+    legend = ax.get_legend()
+    entries = []
+    for handle, text in zip(legend.legend_handles, legend.get_texts(), strict=True):
+        if hasattr(handle, "get_hatch"):
+            face = tuple(handle.get_facecolor())
+            hatch = handle.get_hatch() if tuple(handle.get_hatchcolor()) != face else ""
+            style = ("bar", face, tuple(handle.get_edgecolor()), hatch or "")
+        else:
+            style = (
+                "line",
+                handle.get_color(),
+                handle.get_linestyle(),
+                handle.get_marker(),
+                handle.get_markerfacecolor(),
+            )
+        entries.append((text.get_text(), style))
+    return entries
+
+
+def _two_sided(n: int) -> list[figures.Series]:
+    return [figures.Series(f"s{i}", [20.0 + i, 25.0 + i], [18.0 + i, 26.0 + i]) for i in range(n)]
+
+
+@pytest.mark.parametrize("kind", ["line", "bar"])
+def test_no_two_series_of_a_panel_look_alike(kind):
+    """Up to the six styles, every published and every measured series has a key of its own;
+    a panel with more series than styles is refused."""
+    import matplotlib.pyplot as plt
+
+    for n in range(1, len(figures.GREYS) + 1):
+        figure, ax = plt.subplots()
+        figures._draw_panel(ax, figures.Panel("p", ["a", "b"], _two_sided(n)), kind, "tiny")
+        styles = [style for _, style in _legend(ax)]
+        plt.close(figure)
+        assert len(styles) == 2 * n and len(set(styles)) == 2 * n, (kind, n, styles)
+    series = [{"label": str(i), "run": "r", "metrics": ["m"]} for i in range(7)]
+    spec = {"chapter": CH8, "x": ["a"], "panels": [{"title": "crowded", "series": series}]}
+    with pytest.raises(FigureDefinitionError, match="more series than the 6 styles"):
+        figures.panels("fig-x", spec, {}, Results("tiny"))
+
+
+def test_every_bar_starts_at_zero_and_fig_8_3_keeps_published_and_measured_apart(tmp_path):
+    """Each bar panel of figures.yaml (published numbers, plus Chapter 8 runs) has a y axis
+    from zero; in Fig 8.3 the measured PreNorm and PostNorm bars look unlike the published."""
+    import matplotlib.pyplot as plt
+
+    ch8_results(tmp_path)  # OPUS #1 / #2 BLEU 10 and about 17: the published scale
+    results = collect(tmp_path, "tiny")
+    bars = [fig for fig, spec in DEFS.items() if spec.get("kind") == "bar"]
+    assert {"fig-3.3", "fig-5.2", "fig-5.3", "fig-8.3"} <= set(bars)
+    for fig in bars:
+        filled = _filled(results, *_tables_of(DEFS[fig]))
+        figure, _ = figures.render(fig, DEFS[fig], filled, results)
+        for axes in _panel_axes(figure):
+            for ax in axes:
+                assert ax.get_ylim()[0] <= 0 <= ax.get_ylim()[1], (fig, axes[0].get_title())
+        if fig == "fig-8.3":
+            with_res = _panel_axes(figure)[0]
+            assert len(with_res) == 1  # one scale: one axis
+            keys = dict(_legend(with_res[0]))
+            assert keys["PreNorm (published)"] != keys["PreNorm (measured, tiny)"]
+            assert len(set(keys.values())) == len(keys)
+        plt.close(figure)
+
+
+def test_measured_numbers_an_order_of_magnitude_off_get_their_own_axis(tmp_path):
+    """Fig 8.3 at tiny: BLEU 0.3 beside the published 4.9 to 29.2 goes on a labelled right-hand
+    axis (also from zero); numbers within SCALE_RATIO of the published share the left one."""
+    import matplotlib.pyplot as plt
+
+    def panel_of(bleu: float) -> list:
+        results_dir = tmp_path / str(bleu)
+        for system in ("prenorm-s-enc-t-dec-w", "postnorm-s-enc-t-dec-w"):
+            write_metrics(results_dir, CH8, f"iwslt/{system}", 1, {"zst_bleu": bleu})
+        results = collect(results_dir, "tiny")
+        spec = DEFS["fig-8.3"]
+        figure, _ = figures.render("fig-8.3", spec, _filled(results, "thesis-table-8.2"), results)
+        axes = _panel_axes(figure)[0]
+        plt.close(figure)
+        return axes
+
+    left, right = panel_of(0.3)  # 29.2 / 0.3 > 10
+    assert left.get_ylabel() == "BLEU (published)"
+    assert right.get_ylabel() == "BLEU (measured, tiny)" and right.get_ylim()[0] == 0
+    assert max(p.get_height() for p in right.patches) == pytest.approx(0.3)
+    assert max(p.get_height() for p in left.patches) == pytest.approx(29.2)
+    assert "PreNorm (measured, tiny, right axis)" in dict(_legend(left))
+    (alone,) = panel_of(29.2 / figures.SCALE_RATIO)  # exactly SCALE_RATIO apart: one axis
+    assert alone.get_ylabel() == "BLEU"
+
+
+def test_a_series_without_numbers_is_named_in_the_legend(tmp_path):
+    """Fig 8.3's title names Swap-PreNorm: where its runs did not run, the legend says so."""
+    import matplotlib.pyplot as plt
+
+    ch8_results(tmp_path)
+    results = collect(tmp_path, "tiny")
+    figure, drawn = figures.render(
+        "fig-8.3", DEFS["fig-8.3"], _filled(results, "thesis-table-8.2"), results
+    )
+    labels = [label for label, _ in _legend(_panel_axes(figure)[0][0])]
+    plt.close(figure)
+    assert drawn and "Swap-PreNorm: not run at tiny" in labels
+    assert "PostNorm (measured, tiny)" in labels
+
+
+def test_fig_e1_draws_the_first_dataset_and_seed_that_ran_and_says_which(tmp_path):
+    """Pinned to OPUS seed 10 by the thesis, Fig E.1 draws IWSLT seed 1 where only that ran
+    (the tiny grid), OPUS seed 10 once it ran, and says which in its panel title and caption."""
+    spec = DEFS["fig-E.1"]
+    assert spec["choose"] == {"dataset": ["opus", "iwslt", "europarl"], "seed": [10, 1, 20]}
+    nothing = figures.resolve("fig-E.1", spec, {}, Results("tiny"))
+    assert "no results for any of" in nothing["numbers"]
+    assert nothing["panels"][0]["title"] == "drawn: opus, seed 10"
+    run = "iwslt/postnorm-s-enc-t-dec-w"
+    write_metrics(tmp_path, CH8, run, 1, {"svcca_l1": 0.4})
+    iwslt = figures.resolve("fig-E.1", spec, {}, collect(tmp_path, "tiny"))
+    assert iwslt["panels"][0]["title"] == "drawn: iwslt, seed 1"
+    assert iwslt["numbers"].endswith("the thesis draws dataset opus, seed 10")
+    (panel,) = figures.panels("fig-E.1", spec, {}, collect(tmp_path, "tiny"))
+    assert panel.series[1].measured[0] == 0.4 and panel.series[0].measured[0] is None
+    write_metrics(tmp_path, CH8, "opus/prenorm-s-enc-t-dec-w", 10, {"svcca_l2": 0.7})
+    opus = figures.resolve("fig-E.1", spec, {}, collect(tmp_path, "tiny"))
+    assert opus["panels"][0]["series"][0]["seed"] == 10  # a number, as the results have it
+    assert opus["numbers"].endswith("drawn from dataset opus, seed 10, as in the thesis")
+    assert (
+        figures.resolve("fig-E.2", DEFS["fig-E.2"], {}, collect(tmp_path, "tiny"))["panels"][0][
+            "title"
+        ]
+        == "drawn: opus, seed 10"
+    )
+
+
+def test_x_positions_default_to_the_table_rows_a_series_runs_down():
+    """Fig 3.1 plots Table A.2's rows: its x are their labels (the embedding dimensions)."""
+    (panel,) = figures.panels(
+        "fig-3.1", DEFS["fig-3.1"], _filled(Results("tiny"), "thesis-table-A.2"), Results("tiny")
+    )
+    assert panel.x[:3] == ["768 (LaBSE)", "512", "384"] and panel.x[-1] == "32"
+    spec = {"chapter": CH8, "panels": [{"series": [{"label": "s", "run": "r", "metrics": ["m"]}]}]}
+    with pytest.raises(FigureDefinitionError, match="a panel names its x"):
+        figures.panels("fig-x", spec, {}, Results("tiny"))

@@ -74,7 +74,8 @@ def build(
         )
 
     figure_entries = []
-    for fid, spec in figures.definitions().items():
+    for fid, defined in figures.definitions().items():
+        spec = figures.resolve(fid, defined, filled, results)  # its caption says what it drew
         written, drawn = figures.draw(fid, spec, filled, results, layout)
         figure_entries.append(
             page.FigureEntry(

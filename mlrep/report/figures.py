@@ -3,12 +3,22 @@
 A figure has panels; a panel has series; a series takes its points either from a defined
 table (``table`` + ``column`` over ``rows``, or ``row`` over ``columns``) or from results
 (``run`` + ``metrics``, one metric per x position, or ``runs`` + ``metric``, one run per x
-position). Table series are drawn twice: the published numbers (solid, filled markers) and
-the measured ones (dashed, open markers).
-A result series may name a ``seed`` when the thesis plots one seed only (Figs E.1, E.2).
-A panel with nothing measured and nothing published says "not run at scale …" instead of
-being left empty. One style for all: black and greys, a distinct marker, line style and
-hatch per series, so every figure reads in greyscale.
+position). A panel names its ``x`` positions unless a series runs down a table's rows (their
+labels are then the x). Table series are drawn twice: the published numbers (lines in the
+series' dash with filled markers; outlined bars) and the measured ones (short-dashed lines with
+open markers; filled bars), so no two series of a panel look alike. Where the two sides differ
+in magnitude by more than ``SCALE_RATIO`` (a tiny-scale run beside the thesis), the measured
+numbers get a y axis of their own on the right. Bars start at zero. A series with nothing to
+draw is named in the legend as not run; a panel with nothing measured and nothing published
+says "not run at scale …" instead of being left empty. One style for all: black and greys, a
+distinct marker, line style and hatch per series (at most six), so every figure reads in
+greyscale.
+
+A result series may name a ``seed`` when the thesis plots one seed only (Figs E.1, E.2). Such
+a figure may ``choose`` its dataset and seed: ``choose: {dataset: [opus, iwslt], seed: [10,
+1]}`` fills ``{dataset}`` and ``{seed}`` in its panels with the first combination, in that
+order of preference (the thesis's first), under which something was measured; its caption
+(``numbers``) says which was drawn.
 
 Three kinds plot results that are not one value per x position:
 
@@ -33,6 +43,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +61,10 @@ GREYS = ("0.0", "0.45", "0.7", "0.25", "0.55", "0.85")
 MARKERS = ("o", "s", "^", "D", "v", "P")
 LINES = ("-", "--", ":", "-.", (0, (5, 1)), (0, (1, 1)))
 HATCHES = ("", "//", "..", "xx", "\\\\", "--")
+MEASURED_LINE = (0, (2, 2))
+SIDES = ("published", "measured")
+# published and measured maxima further apart than this: measured numbers get their own axis
+SCALE_RATIO = 10
 STYLE = {
     "font.size": 8,
     "axes.titlesize": 8,
@@ -163,11 +178,86 @@ def _result_series(spec: dict[str, Any], results: Results, chapter: str, fig: st
     return Series(spec["label"], [None] * len(measured), measured)
 
 
+def _row_names(panel: dict[str, Any], tables: dict[str, FilledTable]) -> list[str]:
+    """The row labels of the first series that runs down a table's rows (Fig 3.1's embedding
+    dimensions): the x positions of a panel that names none; [] where no series does."""
+    for series in panel["series"]:
+        if "table" in series and "column" in series:
+            filled = tables[series["table"]]
+            rows = [str(r) for r in series.get("rows") or filled.row_keys]
+            return [" ".join(filled.labels(filled.row_keys.index(r))) for r in rows]
+    return []
+
+
+def _substitute(value: Any, choice: dict[str, Any]) -> Any:
+    """`value` with each ``{name}`` of `choice` filled in; a string that is exactly one
+    placeholder becomes the chosen value itself, so ``seed: "{seed}"`` stays a number."""
+    if isinstance(value, dict):
+        return {k: _substitute(v, choice) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, choice) for v in value]
+    if not isinstance(value, str):
+        return value
+    for name, chosen in choice.items():
+        if value == f"{{{name}}}":
+            return chosen
+        value = value.replace(f"{{{name}}}", str(chosen))
+    return value
+
+
+def _describe(choice: dict[str, Any]) -> str:
+    return ", ".join(f"{name} {value}" for name, value in choice.items())
+
+
+def resolve(
+    fig_id: str, spec: dict[str, Any], tables: dict[str, FilledTable], results: Results
+) -> dict[str, Any]:
+    """`spec` with its ``choose`` placeholders filled, for figures the thesis draws from one
+    dataset and seed (Figs E.1, E.2: OPUS, seed 10) that a smaller scale may not have run.
+
+    ``choose`` maps each placeholder to its values in order of preference, the thesis's
+    first; the first combination (in that order, the first placeholder varying slowest) under
+    which some series has a measured value wins, else the thesis's. ``numbers`` then says which
+    was drawn and, where it is not the thesis's, what the thesis drew.
+    """
+    if "choose" not in spec:
+        return spec
+    names = list(spec["choose"])
+    options = [dict(zip(names, v, strict=True)) for v in product(*spec["choose"].values())]
+    body = {k: v for k, v in spec.items() if k not in ("choose", "numbers")}
+
+    def measured(choice: dict[str, Any]) -> bool:
+        filled = _substitute(body, choice)
+        found = panels(fig_id, filled, tables, results)
+        return any(v is not None for p in found for s in p.series for v in s.measured)
+
+    found = next((c for c in options if measured(c)), None)
+    choice, thesis = found or options[0], _describe(options[0])
+    order = "; ".join(f"{name}: {', '.join(map(str, spec['choose'][name]))}" for name in names)
+    if found is None:
+        note = f"no results for any of ({order}); set up for the thesis's {thesis}"
+    elif found == options[0]:
+        note = f"drawn from {thesis}, as in the thesis"
+    else:
+        note = (
+            f"drawn from {_describe(found)}, the first with results in the order ({order}); "
+            f"the thesis draws {thesis}"
+        )
+    numbers = f"{spec['numbers']}; {note}" if spec.get("numbers") else note
+    return {**_substitute(body, choice), "numbers": numbers}
+
+
 def panels(
     fig_id: str, spec: dict[str, Any], tables: dict[str, FilledTable], results: Results
 ) -> list[Panel]:
+    spec = resolve(fig_id, spec, tables, results)
     out = []
     for panel in spec["panels"]:
+        if len(panel["series"]) > len(GREYS):
+            raise FigureDefinitionError(
+                f"{fig_id}: panel {panel.get('title')!r} has more series than the "
+                f"{len(GREYS)} styles that keep them apart"
+            )
         series = [
             _table_series(s, tables, fig_id)
             if "table" in s
@@ -175,12 +265,13 @@ def panels(
             for s in panel["series"]
         ]
         n = {len(s.published) for s in series}
-        x = [str(v) for v in panel.get("x") or spec.get("x") or []]
-        if len(n) != 1 or (x and len(x) not in n):
+        x = [str(v) for v in panel.get("x") or spec.get("x") or _row_names(panel, tables)]
+        if len(n) != 1 or len(x) not in n:
             raise FigureDefinitionError(
-                f"{fig_id}: series and x of panel {panel.get('title')!r} differ in length"
+                f"{fig_id}: series and x of panel {panel.get('title')!r} differ in length "
+                "(a panel names its x unless a series runs down a table's rows)"
             )
-        out.append(Panel(panel.get("title", ""), x or [str(i + 1) for i in range(n.pop())], series))
+        out.append(Panel(panel.get("title", ""), x, series))
     return out
 
 
@@ -299,12 +390,29 @@ def _draw_points(ax: Any, panel: PointsPanel, style: str, scale: str) -> bool:
                     label=group,
                 )
             )
-    ax.legend(
-        handles=handles, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3
-    )
     ax.set_xticks([])
     ax.set_yticks([])
+    _legend_below(ax, handles, [str(g) for g in panel.groups], columns=3)
     return True
+
+
+def _legend_below(ax: Any, handles: list[Any], labels: list[str], columns: int) -> None:
+    """The legend under the panel's x axis: below its tick labels and axis label, however
+    deep rotated labels make them (an offset in inches, which the layout does not rescale)."""
+    from matplotlib.transforms import ScaledTranslation
+
+    figure = ax.figure
+    axis = ax.xaxis.get_tightbbox(figure.canvas.get_renderer())
+    depth = 0.05 + (ax.bbox.y0 - axis.y0) / figure.dpi if axis is not None else 0.05
+    ax.legend(
+        handles,
+        labels,
+        frameon=False,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0),
+        bbox_transform=ax.transAxes + ScaledTranslation(0, -depth, figure.dpi_scale_trans),
+        ncol=columns,
+    )
 
 
 def _not_run(ax: Any, scale: str) -> None:
@@ -355,61 +463,106 @@ def _draw_scatter(ax: Any, panel: ScatterPanel, scale: str) -> bool:
             ax.annotate(name, (x, y), fontsize=5, xytext=(2, 2), textcoords="offset points")
     ax.set_title(panel.title)
     if drawn:
-        ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)
+        _legend_below(ax, *ax.get_legend_handles_labels(), columns=2)
     else:
         _not_run(ax, scale)
     return drawn
 
 
+def _bar_style(i: int, side: str) -> dict[str, Any]:
+    """Published bars are outlined (white), measured bars filled with the series' grey: the
+    pair of one series differs at a glance. The hatch tells series apart within each side,
+    drawn white on a dark fill so that it stays visible."""
+    face = "white" if side == "published" else GREYS[i % 6]
+    dark = side == "measured" and float(face) < 0.5
+    return {
+        "color": face,
+        "edgecolor": "black",
+        "linewidth": 0.5,
+        "hatch": HATCHES[i % 6],
+        "hatchcolor": "white" if dark else "black",
+    }
+
+
+def _line_style(i: int, side: str) -> dict[str, Any]:
+    """Published lines in the series' own dash with filled markers; measured ones short-dashed
+    with open markers."""
+    return {
+        "color": GREYS[i % 6],
+        "marker": MARKERS[i % 6],
+        "linestyle": LINES[i % 6] if side == "published" else MEASURED_LINE,
+        "markerfacecolor": GREYS[i % 6] if side == "published" else "white",
+        "markeredgecolor": "black",
+    }
+
+
+def _scales_differ(panel: Panel) -> bool:
+    """Whether the published and the measured numbers of a panel are more than SCALE_RATIO
+    apart in magnitude (a tiny-scale BLEU of 0.3 beside a published 29): then the measured ones
+    get an axis of their own, or they would lie flat on the published axis."""
+    sides = [
+        [abs(v) for s in panel.series for v in getattr(s, side) if v is not None] for side in SIDES
+    ]
+    if not all(sides):
+        return False
+    low, high = sorted(max(values) for values in sides)
+    return high > 0 and (low == 0 or high / low > SCALE_RATIO)
+
+
 def _draw_panel(ax: Any, panel: Panel, kind: str, scale: str) -> bool:
-    """Draw one panel; return whether any point (published or measured) was drawn."""
-    drawn, low = False, []
+    """Draw one panel; return whether any point (published or measured) was drawn.
+
+    A series with nothing to draw is still named in the legend ("not run"), so a title that
+    names it is not contradicted by a silent absence. Bars start at zero, on every axis.
+    """
+    from matplotlib.lines import Line2D
+
+    split = _scales_differ(panel)
+    axes = {"published": ax, "measured": ax.twinx() if split else ax}
+    handles, labels, drawn = [], [], False
     positions = list(range(len(panel.x)))
     width = 0.8 / max(len(panel.series), 1)
     for i, series in enumerate(panel.series):
-        style = {"color": GREYS[i % 6]}
-        for side, values in (("published", series.published), ("measured", series.measured)):
+        before = len(handles)
+        for side in SIDES:
+            values = getattr(series, side)
             points = [(p, v) for p, v in zip(positions, values, strict=True) if v is not None]
             if not points:
                 continue
             drawn = True
             xs, ys = zip(*points, strict=True)
-            low.append(min(ys))
-            label = f"{series.label} ({side}{'' if side == 'published' else ', ' + scale})"
+            where = ", right axis" if split and side == "measured" else ""
+            labels.append(
+                f"{series.label} ({side}{'' if side == 'published' else ', ' + scale}{where})"
+            )
             if kind == "bar":
                 offset = (i - (len(panel.series) - 1) / 2) * width
                 shift = -width / 4 if side == "published" else width / 4
-                ax.bar(
-                    [x + offset + shift for x in xs],
-                    ys,
-                    width / 2,
-                    label=label,
-                    edgecolor="black",
-                    linewidth=0.5,
-                    hatch=HATCHES[i % 6] if side == "published" else "oo",
-                    **style,
-                )
+                bars = [x + offset + shift for x in xs]
+                handles.append(axes[side].bar(bars, ys, width / 2, **_bar_style(i, side)))
             else:
-                ax.plot(
-                    xs,
-                    ys,
-                    label=label,
-                    marker=MARKERS[i % 6],
-                    linestyle=LINES[i % 6] if side == "published" else (0, (2, 2)),
-                    markerfacecolor=style["color"] if side == "published" else "white",
-                    markeredgecolor="black",
-                    **style,
-                )
-    ax.set_xticks(positions, panel.x, rotation=30 if max(map(len, panel.x)) > 4 else 0)
+                handles.extend(axes[side].plot(xs, ys, **_line_style(i, side)))
+        if len(handles) == before:
+            handles.append(Line2D([], [], linestyle="none"))
+            labels.append(f"{series.label}: not run at {scale}")
+    rotate = sum(len(x) + 1 for x in panel.x) > 24
+    ax.set_xticks(positions, panel.x, rotation=30 if rotate else 0)
     ax.set_title(panel.title)
-    if drawn:
-        ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)
-        if kind == "bar" and min(low) > 0:
-            # bars that differ by a point or two: start the axis near them, not at zero
-            ax.set_ylim(bottom=0.9 * min(low))
-    else:
+    if not drawn:
         _not_run(ax, scale)
-    return drawn
+        return False
+    if split:
+        unit = ax.get_ylabel()
+        ax.set_ylabel(f"{unit} (published)".strip())
+        axes["measured"].set_ylabel(f"{unit} (measured, {scale})".strip())
+        axes["measured"].spines["right"].set_visible(True)
+    if kind == "bar":
+        for axis in set(axes.values()):
+            low, high = axis.get_ylim()
+            axis.set_ylim(min(low, 0), max(high, 0))
+    # two columns only where two labels fit beside each other under a panel
+    _legend_below(ax, handles, labels, columns=2 if max(map(len, labels)) <= 26 else 1)
+    return True
 
 
 def _kind(
@@ -442,14 +595,10 @@ def _kind(
     )
 
 
-def draw(
-    fig_id: str,
-    spec: dict[str, Any],
-    tables: dict[str, FilledTable],
-    results: Results,
-    layout: ReportLayout,
-) -> tuple[list[Path], bool]:
-    """Write ``<fig_id>.png`` and ``.pdf``; return the files and whether anything was plotted."""
+def render(
+    fig_id: str, spec: dict[str, Any], tables: dict[str, FilledTable], results: Results
+) -> tuple[Any, bool]:
+    """The matplotlib figure of `fig_id` and whether anything was plotted; the caller closes it."""
     import matplotlib  # here, not at import: the Snakefile reads the definitions cheaply
 
     matplotlib.use("Agg")
@@ -464,22 +613,38 @@ def draw(
         )
         drawn = False
         for ax, panel in zip(axes.flat, parts, strict=False):
-            drawn |= draw_one(ax, panel)
+            # labelled first: a panel with a second y axis names what each side shows
             for axis in ("x", "y"):
                 if f"{axis}label" in spec:
                     getattr(ax, f"set_{axis}label")(spec[f"{axis}label"])
             if "xscale" in spec:
                 ax.set_xscale(spec["xscale"])
+            drawn |= draw_one(ax, panel)
         for ax in list(axes.flat)[len(parts) :]:
             ax.set_visible(False)
         # wrapped to the figure width, so a one-panel figure keeps its whole title
         figure.suptitle(textwrap.fill(spec["title"], int(15 * width * columns)), fontsize=9)
         figure.tight_layout()
-        written = []
+    return figure, drawn
+
+
+def draw(
+    fig_id: str,
+    spec: dict[str, Any],
+    tables: dict[str, FilledTable],
+    results: Results,
+    layout: ReportLayout,
+) -> tuple[list[Path], bool]:
+    """Write ``<fig_id>.png`` and ``.pdf``; return the files and whether anything was plotted."""
+    figure, drawn = render(fig_id, spec, tables, results)
+    import matplotlib.pyplot as plt  # after render, which picks the Agg backend
+
+    written = []
+    with plt.rc_context(STYLE):
         for suffix in FORMATS:
             target = layout.figure(fig_id, suffix)
             with atomic_file(target, suffix=f".{suffix}") as tmp:
                 figure.savefig(tmp, metadata={"CreationDate": None} if suffix == "pdf" else None)
             written.append(target)
-        plt.close(figure)
+    plt.close(figure)
     return written, drawn
