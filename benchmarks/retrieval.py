@@ -15,7 +15,7 @@ a checkable answer.
 Prints wall and CPU seconds of the method (CPU time is the steadier figure on a shared
 machine), peak MiB of the process, the ratios blocked/brute, and whether the answers agree.
 
-    OMP_NUM_THREADS=1 python benchmarks/retrieval.py     # the figures in the README (~40 min)
+    OMP_NUM_THREADS=1 python benchmarks/retrieval.py   # docs/evaluation.md figures (~40 min)
     OMP_NUM_THREADS=1 python benchmarks/retrieval.py --sizes 10000 --mining-sizes 10000
 """
 

