@@ -51,6 +51,18 @@ def test_empty_results_leave_every_measured_cell_not_run():
             assert all(c.measured is None and c.status == fill.NOT_RUN for c in row)
 
 
+def test_published_only_columns_are_never_looked_up(tmp_path):
+    write_metrics(tmp_path, "ch8_layernorm", "data/opus", 0, {"n_zero": 30, "arch.": 1.0})
+    t81 = filled("thesis-table-8.1", collect(tmp_path, "tiny"))
+    assert t81.cell("opus", "N_zero").measured == 30
+    arch = t81.cell("opus", "Arch.")
+    assert arch.measured is None and arch.status == fill.PUBLISHED_ONLY
+    assert "published only" in render.csv_text(t81)
+    (tmp_path / "ch8_layernorm.yaml").write_text("thesis-table-E.1:\n  published_only: [Arch]\n")
+    with pytest.raises(tables.TableDefinitionError, match="no column 'Arch'"):
+        tables.load(PUBLISHED, tmp_path)
+
+
 def test_measured_cells_are_means_over_seeds(tmp_path):
     ch8_results(tmp_path)
     t = filled("thesis-table-8.2", collect(tmp_path, "tiny"))

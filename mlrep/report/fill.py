@@ -18,6 +18,7 @@ from mlrep.report.stats import paired_bootstrap
 from mlrep.report.tables import AVERAGE, CellKey, TableDef
 
 NOT_RUN = "not run"
+PUBLISHED_ONLY = "published only"
 BLANKS = ("-", "–", "—")
 Bootstrap = tuple[int, int]  # (resamples, random seed) of the paired bootstrap
 
@@ -34,6 +35,7 @@ class Cell:
     missing: int = 0  # operands of an aggregate that were not run
     present: int = 0  # operands of an aggregate that were
     flag: str | None = None
+    published_only: bool = False  # a column no run measures (TableDef.published_only)
     bold_measured: bool = False
     bold_published: bool = False
     p_value: float | None = None
@@ -51,6 +53,8 @@ class Cell:
     def status(self) -> str:
         if self.measured is not None:
             return "measured"
+        if self.published_only:
+            return PUBLISHED_ONLY
         return f"partial ({self.missing} cells not run)" if self.present else NOT_RUN
 
 
@@ -266,7 +270,9 @@ def fill(
         return filled
     for row, key, cells in zip(published.rows, filled.row_keys, filled.cells, strict=True):
         for column, cell in zip(columns, cells, strict=True):
-            if column not in definition.aggregates and column not in definition.deltas:
+            if column in definition.published_only:
+                cell.published_only = True
+            elif column not in definition.aggregates and column not in definition.deltas:
                 keys = definition.cell_key(header, row, key, column)
                 filled.runs_used |= _measure(keys, results, definition.chapter, cell)
     _aggregate_rows(filled)

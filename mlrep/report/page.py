@@ -150,7 +150,8 @@ def render(
         f"<style>{CSS}</style></head><body>",
         "<h1>Breaking Language Barriers (Mao, 2024) and four papers: measured vs published</h1>",
         f"<p>Scale <b>{html.escape(scale)}</b>. Each table cell reads <i>measured / published</i>; "
-        "<i>not run</i> means no result exists at this scale. Bold: best per column (each side; "
+        "<i>not run</i> means no result exists at this scale; <i>published only</i>, a column "
+        "no run measures (a setting). Bold: best per column (each side; "
         "the top N where a table's notes say so). "
         "† significantly better than the table's baseline (paired bootstrap). ⚠ a printed "
         "aggregate that disagrees with its own cells (recomputed, see the notes). "

@@ -14,7 +14,7 @@ import html
 import io
 import re
 
-from mlrep.report.fill import Cell, FilledTable
+from mlrep.report.fill import PUBLISHED_ONLY, Cell, FilledTable
 from mlrep.report.reference import decimals
 
 DAGGER, WARNING = "†", "⚠"
@@ -207,7 +207,7 @@ def csv_text(filled: FilledTable) -> str:
     writer.writerow(CSV_FIELDS)
     for key, cells in zip(filled.row_keys, filled.cells, strict=True):
         for column, cell in zip(filled.value_columns, cells, strict=True):
-            status = "published only" if filled.definition.descriptive else cell.status
+            status = PUBLISHED_ONLY if filled.definition.descriptive else cell.status
             writer.writerow(
                 [
                     filled.definition.table_id,

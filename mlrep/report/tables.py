@@ -16,6 +16,7 @@ definition; every key is optional, so a table listed with ``{}`` gets the defaul
       bold_exclude: [LaBSE]     # rows (key) left out of "best per column", as the thesis does
       bold_top: 3               # bold the best 3 per column (default 1), as the thesis marks them
       unranked: [d, P]          # columns that are not scores (sizes, settings): never bold
+      published_only: [Arch.]   # columns no run measures (a setting): never looked up
       significance: {baseline: "1", alpha: 0.05}   # mark BLEU cells better than this row
       descriptive: true         # the table describes data or settings: published only
       aliases: {Pre.: prenorm}  # label spellings that name the same thing across tables
@@ -53,6 +54,7 @@ _KEYS = {
     "bold_exclude",
     "bold_top",
     "unranked",
+    "published_only",
     "significance",
     "descriptive",
     "title",
@@ -92,6 +94,7 @@ class TableDef:
     bold_exclude: set[str] = field(default_factory=set)
     bold_top: int = 1
     unranked: set[str] = field(default_factory=set)
+    published_only: set[str] = field(default_factory=set)
     significance: dict[str, Any] = field(default_factory=dict)
     descriptive: bool = False
     aliases: dict[str, str] = field(default_factory=dict)
@@ -198,7 +201,8 @@ def build(table_id: str, chapter: str, spec: dict[str, Any], table: PublishedTab
     lower = set(spec.get("lower_is_better") or [c for c in header[labels:] if _LOWER.search(c)])
     operands = [x for ops in aggregates.values() for x in ops]
     unranked = [str(c) for c in spec.get("unranked") or []]
-    for column in [*cells, *deltas, *aggregates, *lower, *operands, *unranked]:
+    published_only = [str(c) for c in spec.get("published_only") or []]
+    for column in [*cells, *deltas, *aggregates, *lower, *operands, *unranked, *published_only]:
         if column not in header:
             raise TableDefinitionError(f"{table_id}: no column {column!r}; columns: {header}")
     bold_top = spec.get("bold_top", 1)
@@ -217,6 +221,7 @@ def build(table_id: str, chapter: str, spec: dict[str, Any], table: PublishedTab
         bold_exclude=set(map(str, spec.get("bold_exclude") or [])),
         bold_top=bold_top,
         unranked=set(unranked),
+        published_only=set(published_only),
         significance=dict(spec.get("significance") or {}),
         descriptive=bool(spec.get("descriptive", False)),
         aliases={str(k): str(v) for k, v in (spec.get("aliases") or {}).items()},
