@@ -52,6 +52,12 @@ class Chapter:
         return f"docs/chapters/{self.id}.md"
 
     @property
+    def metrics(self) -> str:
+        """The declaration of the metric names its runs write (``PATTERNS``), relative to the
+        repository: `mlrep.report.metrics.write` refuses any other name."""
+        return f"mlrep/chapters/{self.id}/metrics.py"
+
+    @property
     def home(self) -> str:
         """The Python package of what belongs to this chapter only (runs, systems, metrics)."""
         return f"mlrep.chapters.{self.id}"

@@ -17,7 +17,7 @@ from pathlib import Path
 from mlrep.cliutil import UsageError, boolean, effective, positive_int
 from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
-from mlrep.report.metrics import METRICS_FILE
+from mlrep.report.metrics import METRICS_FILE, write
 
 _DATA_KEYS = ("max_train", "max_valid", "max_test")
 _SUBWORD_KEYS = ("model_type", "character_coverage")
@@ -67,18 +67,12 @@ def _prepare(args: argparse.Namespace) -> int:
             },
         )
         # Table 8.1's measured row, under the report's metrics contract (seed 0: no training)
-        table_row = {
-            "chapter": args.section,
-            "run": f"data/{args.dataset}",
-            "seed": 0,
-            "scale": scale,
-            "metrics": {
-                "n_zero": stats["n_zero"],
-                "s_train": stats["s_train"],
-                "n_languages": len(stats["languages"]),
-            },
+        row = {
+            "n_zero": stats["n_zero"],
+            "s_train": stats["s_train"],
+            "n_languages": len(stats["languages"]),
         }
-        atomic_write_text(staging / "seed0" / METRICS_FILE, json.dumps(table_row, indent=1) + "\n")
+        write(staging / "seed0" / METRICS_FILE, args.section, f"data/{args.dataset}", 0, scale, row)
     print(json.dumps(stats))
     return 0
 
@@ -210,8 +204,17 @@ def _metrics(args: argparse.Namespace) -> int:
     if args.bleurt:
         extra.update(json.loads(args.bleurt.read_text(encoding="utf-8"))["metrics"])
     scale, _ = effective(args, args.section, ())
-    doc = metrics.document(args.section, args.run, args.seed, scale, scores, extra, sentence_scores)
-    atomic_write_text(args.out, json.dumps(doc, indent=1) + "\n")
+    doc = write(
+        args.out,
+        args.section,
+        args.run,
+        args.seed,
+        scale,
+        {**scores["metrics"], **extra},
+        bleu_stats=scores["bleu_stats"],
+        sentence_scores=sentence_scores,
+        directions=scores["directions"],
+    )
     record(
         args.out.parent, "nmt metrics", {"scale": doc["scale"], "run": args.run, "seed": args.seed}
     )

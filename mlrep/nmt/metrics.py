@@ -1,11 +1,13 @@
-"""One Chapter 8 run's metrics.json (contract: `mlrep.report.metrics`).
+"""One NMT run's metrics (contract: `mlrep.report.metrics`), and the metric names `mlrep nmt`
+writes (`PATTERNS`, included by the declaration of each chapter that trains with it: 8, and 7
+next).
 
-Gathers what the earlier steps wrote: BLEU per direction and its averages (`mlrep.nmt.score`),
-the zero-shot off-target rate (fastText language ID from `mlrep.evaluate.offtarget`, averaged
-over zero-shot directions as the thesis does), the probes' per-layer accuracies
-(``llr_{sup,zst}_{src,tgt}_enc<k>`` and ``…_dec<k>``: named by the model's own layers, so a
-2+2-layer tiny model's decoder lands where the thesis's 6+6 figures put decoder layers,
-L7–L12) and encoder SVCCA (``svcca_l<k>``).
+`mlrep nmt metrics` gathers what the earlier steps wrote: BLEU per direction and its
+averages (`mlrep.nmt.score`), the zero-shot off-target rate (fastText language ID from
+`mlrep.evaluate.offtarget`, averaged over zero-shot directions as the thesis does), the
+probes' per-layer accuracies (``llr_{sup,zst}_{src,tgt}_enc<k>`` and ``…_dec<k>``: named by
+the model's own layers, so a 2+2-layer tiny model's decoder lands where the thesis's 6+6
+figures put decoder layers, L7–L12) and encoder SVCCA (``svcca_l<k>``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,26 @@ from pathlib import Path
 
 from mlrep.io import read_lines
 from mlrep.nmt.data import Direction, NmtDataError
+
+# template syntax: `mlrep.report.metrics.compile_template`
+PATTERNS: tuple[str, ...] = (
+    # prepare: the dataset's row of the data table (Table 8.1), run data/<dataset>, seed 0
+    "n_zero",
+    "s_train",
+    "n_languages",
+    # score, bleurt (`mlrep.nmt.score`): per direction, and the means over the zero-shot and
+    # the supervised directions
+    "bleu_{src}-{tgt}",
+    "{zst|sup}_bleu",
+    "bleurt_{src}-{tgt}",
+    "{zst|sup}_bleurt",
+    # metrics: off-target rate (%) per zero-shot direction and their mean
+    "off_target_{src}-{tgt}",
+    "zst_off_target",
+    # metrics: probe accuracy per layer (`layer_metrics`), encoder SVCCA per layer
+    "llr_{sup|zst}_{src|tgt}_{enc|dec}{k}",
+    "svcca_l{k}",
+)
 
 
 def off_target(
@@ -52,24 +74,3 @@ def layer_metrics(probes: dict[str, Path], svcca: Path | None) -> dict[str, floa
         values = json.loads(svcca.read_text(encoding="utf-8"))["svcca"]
         out.update({f"svcca_l{k}": float(v) for k, v in enumerate(values, start=1)})
     return out
-
-
-def document(
-    chapter: str,
-    run: str,
-    seed: int,
-    scale: str,
-    scores: dict,
-    extra: dict[str, float],
-    sentence_scores: dict[str, list[float]],
-) -> dict:
-    return {
-        "chapter": chapter,
-        "run": run,
-        "seed": seed,
-        "scale": scale,
-        "metrics": {**scores["metrics"], **extra},
-        "bleu_stats": scores["bleu_stats"],
-        "sentence_scores": sentence_scores,
-        "directions": scores["directions"],
-    }

@@ -24,24 +24,130 @@ where both sides of a comparison have them, the claims ledger runs a paired boot
 ``sentence_scores`` is optional too: per-sentence scores of a metric that is their mean (an
 off-target rate: 100 for a hypothesis in the wrong language, 0 otherwise), bootstrapped alike.
 Numbers of other scales are kept on disk but never shown in a report of this scale.
+
+Every writer goes through `write`, which refuses a metric name that its chapter does not
+declare: each chapter lists the names it writes as ``PATTERNS`` in
+``mlrep/chapters/<id>/metrics.py`` (templates, see `compile_template`), and a test checks that
+every name its tables, claims and figures read matches one of them. A misspelt name then fails
+where it is written or where it is read, instead of showing as "not run" in the report.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
+from typing import Any
 
+from mlrep import chapters
 from mlrep.errors import MlrepError
-from mlrep.io import sha256_file
+from mlrep.io import atomic_write_text, sha256_file
 
 METRICS_FILE = "metrics.json"
 _REQUIRED = {"chapter": str, "run": str, "seed": int, "scale": str, "metrics": dict}
 
+# What a ``{placeholder}`` of a metric-name template stands for. Language codes are those of
+# the data layer (``de``, ``zh_Hant``); ``{lang3}`` is an ISO 639-3 code (Tatoeba's).
+PLACEHOLDERS = {
+    "lang": r"[a-z]{2,3}(?:_[A-Za-z]+)?",
+    "src": r"[a-z]{2,3}(?:_[A-Za-z]+)?",
+    "tgt": r"[a-z]{2,3}(?:_[A-Za-z]+)?",
+    "lang3": r"[a-z]{3}",
+    "k": r"[1-9][0-9]*",
+    "group": r"[a-z0-9]+",
+}
+_FIELD = re.compile(r"\{([^{}]*)\}")
+
 
 class MetricsFileError(MlrepError):
     """A metrics.json breaks the contract; the message names the file and the key."""
+
+
+class MetricNameError(MlrepError):
+    """A metric name, or a template declaring names, that its chapter does not declare."""
+
+
+def compile_template(template: str) -> str:
+    """The regular expression of one declared name template.
+
+    ``{name}`` is a placeholder of `PLACEHOLDERS` (``tatoeba_{lang3}``, ``svcca_l{k}``);
+    ``{a|b}`` is one of the literal alternatives (``llr_{sup|zst}_{src|tgt}_enc{k}``);
+    everything else is literal. Templates rather than raw regexes keep a declaration readable
+    next to the f-string that writes the name.
+    """
+    parts: list[str] = []
+    end = 0
+    for match in _FIELD.finditer(template):
+        parts.append(re.escape(template[end : match.start()]))
+        inner = match.group(1)
+        if "|" in inner:
+            parts.append("(?:" + "|".join(re.escape(a) for a in inner.split("|")) + ")")
+        elif inner in PLACEHOLDERS:
+            parts.append(f"(?:{PLACEHOLDERS[inner]})")
+        else:
+            raise MetricNameError(
+                f"template {template!r}: unknown placeholder {{{inner}}}; "
+                f"known: {', '.join(PLACEHOLDERS)} (mlrep/report/metrics.py), or {{a|b}}"
+            )
+        end = match.end()
+    rest = template[end:]
+    if "{" in rest or "}" in rest:
+        raise MetricNameError(f"template {template!r}: unbalanced brace")
+    return "".join(parts) + re.escape(rest)
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """The metric names one chapter declares (``PATTERNS`` of ``source``)."""
+
+    chapter: str
+    source: str
+    templates: tuple[str, ...]
+    regex: re.Pattern[str]
+
+    def declares(self, name: str) -> bool:
+        return self.regex.fullmatch(name) is not None
+
+    def undeclared(self, names: Iterable[str]) -> list[str]:
+        """The names no template produces, sorted, once each."""
+        return sorted({name for name in names if not self.declares(name)})
+
+    def check(self, names: Iterable[str], where: str) -> None:
+        """Raise `MetricNameError` naming every undeclared name and the declaration file."""
+        missing = self.undeclared(names)
+        if missing:
+            raise MetricNameError(
+                f"{where}: metric name(s) {', '.join(missing)} not declared for chapter "
+                f"{self.chapter}; declare them in PATTERNS of {self.source} (or fix the name)"
+            )
+
+
+@cache
+def declared(chapter_id: str) -> Declaration:
+    """The declaration of a chapter: ``PATTERNS`` of its home's ``metrics`` module."""
+    chapter = chapters.get(chapter_id)
+    source = chapter.metrics
+    try:
+        module = importlib.import_module(f"{chapter.home}.metrics")
+    except ModuleNotFoundError as exc:
+        if exc.name not in (chapter.home, f"{chapter.home}.metrics"):
+            raise
+        raise MetricNameError(
+            f"chapter {chapter.id} declares no metric names: write PATTERNS in {source}"
+        ) from None
+    templates = tuple(getattr(module, "PATTERNS", ()))
+    if not templates:
+        raise MetricNameError(f"{source}: PATTERNS is missing or empty")
+    try:
+        regex = re.compile("|".join(f"(?:{compile_template(t)})" for t in templates))
+    except MetricNameError as exc:
+        raise MetricNameError(f"{source}: {exc}") from None
+    return Declaration(chapter.id, source, templates, regex)
 
 
 @dataclass(frozen=True)
@@ -65,6 +171,60 @@ def read(path: Path) -> SeedResult:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise MetricsFileError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
+    metrics, stats, scores = _contents(data, path)
+    return SeedResult(
+        path=path,
+        chapter=data["chapter"],
+        run=data["run"],
+        seed=data["seed"],
+        scale=data["scale"],
+        metrics=metrics,
+        bleu_stats=stats,
+        sentence_scores=scores,
+        sha256=sha256_file(path),
+    )
+
+
+def write(
+    path: Path,
+    chapter: str,
+    run: str,
+    seed: int,
+    scale: str,
+    metrics: Mapping[str, float],
+    *,
+    bleu_stats: Mapping[str, list[list[float]]] | None = None,
+    sentence_scores: Mapping[str, list[float]] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """Write one run's metrics.json (atomically) and return what was written.
+
+    The one writer of the contract: every name in `metrics`, `bleu_stats` and
+    `sentence_scores` must be declared by `chapter` (`declared`), and the document must pass
+    the checks `read` applies, so a file the report would reject or never look up is not
+    written. `extra` keys (per-direction details, a baseline's checkpoint) are kept as given.
+    """
+    document: dict[str, Any] = {
+        "chapter": chapter,
+        "run": run,
+        "seed": seed,
+        "scale": scale,
+        "metrics": dict(metrics),
+        **({"bleu_stats": dict(bleu_stats)} if bleu_stats else {}),
+        **({"sentence_scores": dict(sentence_scores)} if sentence_scores else {}),
+        **extra,
+    }
+    names = [*metrics, *(bleu_stats or {}), *(sentence_scores or {})]
+    declared(chapter).check(names, str(path))
+    _contents(document, path)
+    atomic_write_text(path, json.dumps(document, indent=1, sort_keys=True) + "\n")
+    return document
+
+
+def _contents(
+    data: Any, path: Path
+) -> tuple[dict[str, float], dict[str, list[list[float]]], dict[str, list[float]]]:
+    """Check a metrics document against the contract: (metrics, bleu_stats, sentence_scores)."""
     if not isinstance(data, dict):
         raise MetricsFileError(f"{path}: expected a JSON object (see mlrep/report/metrics.py)")
     for key, kind in _REQUIRED.items():
@@ -92,17 +252,7 @@ def read(path: Path) -> SeedResult:
             raise MetricsFileError(
                 f"{path}: sentence_scores.{name} must be a list of numbers, one per sentence"
             )
-    return SeedResult(
-        path=path,
-        chapter=data["chapter"],
-        run=data["run"],
-        seed=data["seed"],
-        scale=data["scale"],
-        metrics=metrics,
-        bleu_stats=stats,
-        sentence_scores=scores,
-        sha256=sha256_file(path),
-    )
+    return metrics, stats, scores
 
 
 @dataclass

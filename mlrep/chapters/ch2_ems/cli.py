@@ -21,6 +21,7 @@ from mlrep.embed.baselines import LOADERS
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
+from mlrep.report.metrics import write
 
 _TYPES: dict[str, Any] = {
     "layers": positive_int,
@@ -180,15 +181,7 @@ def _score(
 
 def _write_metrics(args: argparse.Namespace, run: str, seed: int, metrics: dict, **extra) -> str:
     scale = _scale(args)
-    result = {
-        "chapter": runs.SECTION,
-        "run": run,
-        "seed": seed,
-        "scale": scale,
-        "metrics": metrics,
-        **extra,
-    }
-    atomic_write_text(args.out, json.dumps(result, indent=1, sort_keys=True) + "\n")
+    write(args.out, runs.SECTION, run, seed, scale, metrics, **extra)
     per_item = ("tatoeba_", "heldout_", "flores_", "bucc_", "paracrawl_", "mldoc_", "amazon_")
     print(json.dumps({k: round(v, 2) for k, v in metrics.items() if not k.startswith(per_item)}))
     return scale

@@ -1,0 +1,21 @@
+"""The metric names the generic sentence-encoder evaluation writes, declared once for the
+chapters that use it (2, and 3 next): each chapter's ``mlrep/chapters/<id>/metrics.py``
+includes them (template syntax: `mlrep.report.metrics.compile_template`).
+"""
+
+from __future__ import annotations
+
+PATTERNS: tuple[str, ...] = (
+    # mlrep.embed.evaluate: Tatoeba P@1 per language, held-out bitext retrieval
+    "tatoeba_{lang3}",
+    "heldout_{lang}",
+    "heldout_avg",
+    # mlrep.embed.benchmarks: Flores pairs and group means, BUCC F1, ParaCrawl P@1
+    "flores_{src}-{tgt}",
+    "flores_{group}",
+    "bucc_{lang}",
+    "paracrawl_{lang}",
+    # mlrep.embed.benchmarks: zero-shot classification, train on src and test on tgt
+    "{mldoc|amazon_cls|amazon_marc}_{src}-{tgt}",
+    "{mldoc|amazon_cls|amazon_marc}_{group}_{src}-{tgt}",
+)
