@@ -26,6 +26,7 @@ import contextlib
 import copy
 import functools
 import io
+import json
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -268,9 +269,10 @@ def unread(plans: Mapping[str, Plan]) -> list[str]:
 
 
 def test_every_setting_is_read(plans):
-    assert unread(plans) == [], (
-        "params.yaml settings that no rule, library code the rules call, or CLI reads: remove "
-        "them, or read them"
+    missing = unread(plans)
+    assert not missing, (
+        "params.yaml settings that no rule, library code the rules call, or CLI reads "
+        f"(remove them, or read them): {', '.join(missing)}"
     )
 
 
@@ -280,7 +282,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _parse(command: str) -> str | None:
-    """The error `mlrep` gives for a rendered ``mlrep …`` command's options, if any."""
+    """The error `mlrep` gives for a rendered ``mlrep …`` command's options, if any, after the
+    verb's name."""
     words = shlex.split(command)
     words = words[1:] if words[0] == "exec" else words
     ends = [i for i, word in enumerate(words) if word in {">", "2>&1", "|", "&&", ";"}]
@@ -291,12 +294,28 @@ def _parse(command: str) -> str | None:
     with contextlib.redirect_stderr(stderr), contextlib.suppress(SystemExit):
         _parser().parse_args(words[1:])
         return None
-    return stderr.getvalue().strip().splitlines()[-1]
+    verb = " ".join(word for word in words[:3] if not word.startswith("-"))
+    return f"{verb}: {stderr.getvalue().strip().splitlines()[-1]}"
 
 
 @pytest.mark.parametrize("scale", cfg.scale_names(SCHEMA))
 def test_every_planned_command_has_the_options_its_rule_passes(plans, scale):
     commands = plans[scale].commands
     assert commands
-    errors = {error for error in map(_parse, commands) if error}
-    assert not errors, sorted(errors)
+    errors = sorted({error for error in map(_parse, commands) if error})
+    assert not errors, "rules pass options their verbs lack:\n" + "\n".join(errors)
+
+
+def test_the_recorder_sees_mappings_handed_over_whole():
+    reads: set[Key] = set()
+    config = Recorder(
+        {"train": {"lr": 1, "steps": 2}, "runs": {"ems": {"lr": 3}}}, (), reads, {("runs",)}
+    )
+    json.dumps(config["train"])
+    assert reads == {("train",), ("train", "lr"), ("train", "steps")}
+    reads.clear()
+    assert {**config["train"]} == {"lr": 1, "steps": 2}
+    assert reads == {("train",), ("train", "lr"), ("train", "steps")}
+    reads.clear()
+    assert config["runs"].get("ems")["lr"] == 3 and config["runs"].get("none") is None
+    assert reads == {("runs",), ("runs", ANY), ("runs", ANY, "lr")}
