@@ -236,3 +236,22 @@ def test_list_shows_every_dataset_with_licence_and_checksum_status(tmp_path, cap
     assert main(["data", "list", "--chapter", "ch4_jass"]) == 0
     table = capsys.readouterr().out
     assert "manual_aspec_jc" in table and "laser_tatoeba_v1" not in table
+
+
+@pytest.mark.parametrize(
+    ("chapter", "hint"),
+    [("ch99", "is not a chapter; known chapters: ch2_ems, "), ("ch8_layernrom", "'ch8_layernorm'")],
+)
+def test_list_of_an_unknown_chapter_names_the_known_ones(chapter, hint, capsys):
+    assert main(["data", "list", "--chapter", chapter]) == 2
+    assert hint in capsys.readouterr().err
+
+
+def test_list_of_a_chapter_without_datasets_says_so(entries, monkeypatch, capsys):
+    only_ch2 = {k: d for k, d in entries.items() if d.chapters == ("ch2_ems",)}
+    monkeypatch.setattr(registry, "load", lambda: only_ch2)
+    assert main(["data", "list", "--chapter", "ch8_layernorm"]) == 0
+    out = capsys.readouterr()
+    assert out.out == "" and "no registry dataset is tagged with chapter ch8_layernorm" in out.err
+    assert main(["data", "list", "--chapter", "ch8_layernorm", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from mlrep.cliutil import boolean, effective, resolved_params
+from mlrep import config as cfg
+from mlrep.cliutil import UsageError, boolean, effective, resolved_params
 from mlrep.data import archive, download, readers, registry
 from mlrep.data.validate import Filters
+from mlrep.errors import did_you_mean
 
 _POLICY_KEYS = ("retries", "timeout", "backoff")
 _FILTER_KEYS = ("drop_empty", "max_chars", "drop_duplicates", "langid_sample", "max_lines")
@@ -59,25 +62,40 @@ def _lock(args: argparse.Namespace) -> registry.Lock:
     return registry.Lock(Path(args.lock) if args.lock else registry.DEFAULT_LOCK)
 
 
+def _chapter_datasets(chapter: str | None) -> list[registry.Dataset]:
+    """The registry's datasets, or those tagged with `chapter` (which must be a known tag)."""
+    datasets = list(registry.load().values())
+    if chapter is None:
+        return datasets
+    known = {tag for d in datasets for tag in d.chapters}
+    known.update(cfg.chapter_names(cfg.load_yaml(cfg.DEFAULT_SCHEMA)))
+    if chapter not in known:
+        raise UsageError(
+            f"--chapter {chapter!r} is not a chapter{did_you_mean(chapter, known)}; "
+            f"known chapters: {', '.join(sorted(known))}"
+        )
+    return [d for d in datasets if chapter in d.chapters]
+
+
 def _list(args: argparse.Namespace) -> int:
     lock = _lock(args)
-    rows = []
-    for dataset in registry.load().values():
-        if args.chapter and args.chapter not in dataset.chapters:
-            continue
-        rows.append(
-            {
-                "key": dataset.key,
-                "access": dataset.access,
-                "checksum": registry.checksum_status(dataset, lock),
-                "licence": dataset.licence,
-                "chapters": list(dataset.chapters),
-                "languages": len(dataset.languages),
-                "name": dataset.name,
-            }
-        )
+    rows = [
+        {
+            "key": dataset.key,
+            "access": dataset.access,
+            "checksum": registry.checksum_status(dataset, lock),
+            "licence": dataset.licence,
+            "chapters": list(dataset.chapters),
+            "languages": len(dataset.languages),
+            "name": dataset.name,
+        }
+        for dataset in _chapter_datasets(args.chapter)
+    ]
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    if not rows:
+        print(f"no registry dataset is tagged with chapter {args.chapter}", file=sys.stderr)
         return 0
     key_width = max(len(r["key"]) for r in rows)
     sum_width = max(len(r["checksum"]) for r in rows)
