@@ -65,6 +65,11 @@ def test_shipped_params_are_valid_and_resolve_per_scale():
             "data.tiny_corpus: unknown key(s) max_char; allowed keys: languages, max_chars",
         ),
         (
+            "data.download.mirrors",
+            {"laser_tatoeba_v1": "ftp://example.org/"},
+            "data.download.mirrors.laser_tatoeba_v1: 'ftp://example.org/' does not match",
+        ),
+        (
             "ch8_layernorm.seeds",
             [1, -1],
             "ch8_layernorm.seeds[1]: -1 is out of range; must be >= 0",

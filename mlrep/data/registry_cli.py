@@ -184,7 +184,11 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     fetch.add_argument("key", help="registry key (see `mlrep data list`)")
     fetch.add_argument("--dest", type=Path, required=True, help="download folder")
-    fetch.add_argument("--mirror", help="URL prefix replacing the registry's base_url ('': none)")
+    fetch.add_argument(
+        "--mirror",
+        help="http(s):// URL prefix or local folder (path, file://) replacing the registry's "
+        "base_url ('': none)",
+    )
     fetch.add_argument("--languages", nargs="+", help="only these languages' files, or 'all'")
     fetch.add_argument("--retries", type=int, help="retries on connection errors and 5xx")
     fetch.add_argument("--timeout", type=float, help="seconds without data before a retry")
