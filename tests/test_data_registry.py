@@ -108,25 +108,15 @@ def test_every_entry_has_licence_citation_and_a_checksum_status(entries, tmp_pat
 
 
 # Folders under results/data/ that are no registry dataset: the embedded gettext corpus.
-NOT_IN_REGISTRY = {"tiny_corpus", ""}
+NOT_IN_REGISTRY = {"tiny_corpus"}
 
 
 def _dataset_fields(resolved):
-    """The params values that name a results/data/<key> folder: what each chapter's rule file
-    registers in CHAPTER_DATA (ch2_ems: sources, tatoeba, benchmarks; ch8_layernorm: the run
-    datasets' corpora), the preprocessing inputs, and the per-dataset data blocks."""
-    ems, ch8, data = resolved["ch2_ems"], resolved["ch8_layernorm"], resolved["data"]
-    yield from ems["sources"]
-    yield ems["tatoeba"]
-    yield from (spec["dataset"] for spec in ems["benchmarks"].values())
-    yield from (key for spec in ch8["datasets"].values() for key in spec["corpora"])
-    preprocess = resolved["preprocess"]
-    corpora = preprocess["corpora"]  # pair -> split -> "<key>/<set>"; other pairs: the dataset
-    yield from (source.split("/")[0] for splits in corpora.values() for source in splits.values())
-    if set(preprocess["pairs"]) - set(corpora):
-        yield preprocess["dataset"]
-    yield from data["datasets"]
-    yield from data["download"]["mirrors"]
+    """The params values that name a results/data/<key> folder (`mlrep.config` checks each one
+    names a dataset) and the per-dataset data blocks."""
+    yield from (value for _, value in cfg.dataset_references(resolved))
+    yield from resolved["data"]["datasets"]
+    yield from resolved["data"]["download"]["mirrors"]
 
 
 def test_every_dataset_key_the_workflow_reads_is_in_the_registry(entries):
