@@ -69,11 +69,6 @@ def scale_names(schema: Mapping[str, Any]) -> list[str]:
     return list(schema["properties"]["scale"]["enum"])
 
 
-def chapter_names(schema: Mapping[str, Any]) -> list[str]:
-    """The chapters the schema allows in ``chapters`` (each has a params.yaml section)."""
-    return list(schema["properties"]["chapters"]["items"]["enum"])
-
-
 def resolve(params: Mapping[str, Any], scale: str, scales: Iterable[str]) -> dict[str, Any]:
     """Return `params` with every ``scales:`` block applied for `scale` and then removed."""
     known = list(scales)

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from mlrep import chapters
 from mlrep import config as cfg
 from mlrep.cli import main
 from mlrep.data import registry
@@ -230,11 +231,15 @@ def test_list_shows_every_dataset_with_licence_and_checksum_status(tmp_path, cap
 
 @pytest.mark.parametrize(
     ("chapter", "hint"),
-    [("ch99", "is not a chapter; known chapters: ch2_ems, "), ("ch8_layernrom", "'ch8_layernorm'")],
+    [("ch99", "is not a chapter; chapters: ch2_ems, "), ("ch8_layernrom", "'ch8_layernorm'")],
 )
 def test_list_of_an_unknown_chapter_names_the_known_ones(chapter, hint, capsys):
     assert main(["data", "list", "--chapter", chapter]) == 2
     assert hint in capsys.readouterr().err
+
+
+def test_every_chapter_tag_is_a_chapter_id_so_list_can_show_it(entries):
+    assert {tag for d in entries.values() for tag in d.chapters} <= set(chapters.ids())
 
 
 def test_list_of_a_chapter_without_datasets_says_so(entries, monkeypatch, capsys):

@@ -9,7 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from mlrep import config as cfg
+from mlrep import chapters
 from mlrep.cliutil import UsageError, boolean, effective, resolved_params
 from mlrep.data import archive, download, readers, registry
 from mlrep.data.validate import Filters
@@ -63,16 +63,15 @@ def _lock(args: argparse.Namespace) -> registry.Lock:
 
 
 def _chapter_datasets(chapter: str | None) -> list[registry.Dataset]:
-    """The registry's datasets, or those tagged with `chapter` (which must be a known tag)."""
+    """The registry's datasets, or those tagged with `chapter` (which must be a chapter id)."""
     datasets = list(registry.load().values())
     if chapter is None:
         return datasets
-    known = {tag for d in datasets for tag in d.chapters}
-    known.update(cfg.chapter_names(cfg.load_yaml(cfg.DEFAULT_SCHEMA)))
+    known = chapters.ids()
     if chapter not in known:
         raise UsageError(
             f"--chapter {chapter!r} is not a chapter{did_you_mean(chapter, known)}; "
-            f"known chapters: {', '.join(sorted(known))}"
+            f"chapters: {', '.join(known)}"
         )
     return [d for d in datasets if chapter in d.chapters]
 
