@@ -5,6 +5,10 @@ entries (one per scale name) override that mapping's keys when that scale is sel
 module is the one place where that resolution happens. Validation runs the JSON schema in
 ``workflow/schemas/params.schema.yaml`` against the resolved config of *every* scale, so a
 typo in the ``full`` block is caught on a laptop running ``tiny``, before any job is planned.
+A schema-valid config then has its cross-references checked (a run dataset is one of the
+section's datasets, a dataset folder exists or can be built), which the schema cannot express.
+Each problem is reported under the layer that introduced it: params.yaml, a ``--configfile``
+or a ``--config`` value.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ DEFAULT_SCHEMA = Path(__file__).resolve().parent.parent / "workflow/schemas/para
 
 
 class ConfigError(MlrepError, ValueError):
-    """params.yaml (or a --config override) is invalid; the message names key and fix."""
+    """params.yaml, a --configfile or a --config value is invalid; the message names key and fix."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +153,9 @@ def _schema_problem(error: jsonschema.ValidationError) -> Problem:
     return Problem(ident, _describe(error))
 
 
+_LIST_REGISTRY = "`mlrep data list` shows the registry's keys"
+
+
 def _unknown(key: str, value: str, allowed: Sequence[str], where: str) -> list[Problem]:
     """A problem if `value` is not one of `allowed` (the keys of `where`), else none."""
     if value in allowed:
@@ -160,9 +167,6 @@ def _unknown(key: str, value: str, allowed: Sequence[str], where: str) -> list[P
             f"{key}: {value!r} is not in {where}{did_you_mean(value, allowed)}; {listed}",
         )
     ]
-
-
-_LIST_REGISTRY = "`mlrep data list` shows the registry's keys"
 
 
 def dataset_references(config: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
@@ -368,8 +372,8 @@ def load(
             raise ConfigError(
                 "\n".join(
                     f"{where} (scale {name}) is invalid:\n"
-                    + "\n".join(f"  - {p.text}" for p in found)
-                    for where, found in blamed.items()
+                    + "\n".join(f"  - {p.text}" for p in listed)
+                    for where, listed in blamed.items()
                 )
             )
     return resolve(checked, checked["scale"], names)
