@@ -17,10 +17,14 @@ from mlrep.train.checkpoint import leave_stop_signals_to_trainers
 configfile: "params.yaml"
 
 
-# Validate params.yaml (plus --config overrides) for every scale before any job is planned.
+# Validate params.yaml (plus --configfile and --config overrides) for every scale before any
+# job is planned; a problem is reported under the file or option that introduced it.
 try:
     CFG = mlrep_config.load(
-        config, Path(workflow.basedir) / "workflow/schemas/params.schema.yaml"
+        config,
+        Path(workflow.basedir) / "workflow/schemas/params.schema.yaml",
+        label="params.yaml with --configfile/--config overrides",
+        sources=mlrep_config.snakemake_sources(workflow.config_settings, "params.yaml"),
     )
 except mlrep_config.ConfigError as exc:
     raise WorkflowError(str(exc)) from None

@@ -32,9 +32,11 @@ Register = Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]
 
 def _config_check(args: argparse.Namespace) -> int:
     params = cfg.load_yaml(args.params)
-    if args.scale:
-        params["scale"] = args.scale
-    resolved = cfg.load(params, label=str(args.params))
+    sources = [cfg.Source(str(args.params), params)]
+    if args.scale:  # blamed on the flag, not the file, when it names no scale
+        sources.append(cfg.Source(f"--scale {args.scale}", {"scale": args.scale}))
+    merged = {**params, "scale": args.scale} if args.scale else params
+    resolved = cfg.load(merged, label=str(args.params), sources=sources)
     if args.show:
         print(yaml.safe_dump(resolved, sort_keys=False, allow_unicode=True), end="")
     else:

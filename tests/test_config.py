@@ -65,6 +65,11 @@ def test_shipped_params_are_valid_and_resolve_per_scale():
             "data.tiny_corpus: unknown key(s) max_char; allowed keys: languages, max_chars",
         ),
         (
+            "data.download.mirrors",
+            {"laser_tatoeba_v1": "ftp://example.org/"},
+            "data.download.mirrors.laser_tatoeba_v1: 'ftp://example.org/' does not match",
+        ),
+        (
             "ch8_layernorm.seeds",
             [1, -1],
             "ch8_layernorm.seeds[1]: -1 is out of range; must be >= 0",
@@ -137,3 +142,143 @@ def test_a_string_the_schema_cannot_read_as_its_type_is_still_reported():
         _load(_with("ch8_layernorm.seeds", ["one"]))
     with pytest.raises(cfg.ConfigError, match=r"max_chars: 'true' has the wrong type"):
         _load(_with("data.tiny_corpus.max_chars", "true"))
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (
+            "ch8_layernorm.run_datasets",
+            ["iwslt", "wmt"],
+            "ch8_layernorm.run_datasets[1]: 'wmt' is not in ch8_layernorm.datasets; "
+            "allowed values: opus, iwslt, europarl",
+        ),
+        (
+            "ch8_layernorm.extra_runs",
+            ["wmt/prenorm-t-enc-w/seed1"],
+            "ch8_layernorm.extra_runs[0]: 'wmt' is not in ch8_layernorm.datasets",
+        ),
+        (
+            "ch2_ems.baseline_runs",
+            ["labse", "bert"],
+            "ch2_ems.baseline_runs[1]: 'bert' is not in ch2_ems.baselines; allowed values: laser,",
+        ),
+        (
+            "ch2_ems.stand_ins",
+            {"labs": "/tmp/stand-in"},
+            "ch2_ems.stand_ins: 'labs' is not in ch2_ems.baselines (did you mean 'labse'?)",
+        ),
+        (
+            "ch2_ems.sources",
+            ["tiny_corpus", "opus_europarl_v7"],
+            "ch2_ems.sources[1]: 'opus_europarl_v7' is no dataset (did you mean "
+            "'opus_europarl_v8'?): not the embedded corpus (tiny_corpus), not a registry key "
+            "with a reader, and no folder results/data/opus_europarl_v7 exists",
+        ),
+        (
+            "ch2_ems.benchmarks.bucc.dataset",
+            "bucc2018",
+            "ch2_ems.benchmarks.bucc.dataset: 'bucc2018' is no dataset",
+        ),
+        (
+            "ch8_layernorm.datasets.iwslt.corpora",
+            ["wit3_iwslt2017"],
+            "ch8_layernorm.datasets.iwslt.corpora[0]: 'wit3_iwslt2017' is no dataset",
+        ),
+        (
+            "preprocess.corpora",
+            {"en-ja": {"train": "nict/train"}},
+            "preprocess.corpora.en-ja.train: 'nict' is no dataset",
+        ),
+        (
+            "data.download.mirrors",
+            {"laser_tatoeba": "/srv/mirror"},
+            "data.download.mirrors: 'laser_tatoeba' is not in the registry's downloaded datasets "
+            "(did you mean 'laser_tatoeba_v1'?); `mlrep data list` shows the registry's keys",
+        ),
+        ("data.datasets", {"tatoeba_v9": {}}, "data.datasets: 'tatoeba_v9' is not in the dataset"),
+    ],
+)
+def test_names_that_must_exist_elsewhere_are_checked(path, value, message):
+    """Values the schema accepts that a rule file would fail on (KeyError, missing input)."""
+    with pytest.raises(cfg.ConfigError) as info:
+        _load(_with(path, value))
+    assert "params.yaml (scale tiny) is invalid:" in str(info.value)
+    assert message in str(info.value)
+
+
+def test_a_reference_in_another_scales_block_is_checked_too():
+    params = _with("ch8_layernorm.scales.full.run_datasets", ["opus", "wmt"])
+    with pytest.raises(cfg.ConfigError, match=r"\(scale full\)[^$]*run_datasets\[1\]: 'wmt'"):
+        _load(params)
+
+
+def test_a_dataset_folder_placed_by_hand_is_a_dataset(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # results/ is relative to the working directory, as in rules
+    params = _with("ch2_ems.sources", ["mine"])
+    with pytest.raises(cfg.ConfigError, match="no folder results/data/mine exists"):
+        _load(params)
+    (tmp_path / "results" / "data" / "mine").mkdir(parents=True)
+    assert _load(params)["ch2_ems"]["sources"] == ["mine"]
+
+
+def _layers(*overrides):
+    """params.yaml, then each override as Snakemake merges them, and the merged config."""
+    from snakemake.utils import update_config
+
+    sources = [cfg.Source("params.yaml", PARAMS)]
+    merged = copy.deepcopy(PARAMS)
+    for label, values in overrides:
+        sources.append(cfg.Source(label, values))
+        update_config(merged, copy.deepcopy(values))
+    return merged, sources
+
+
+def test_each_problem_is_blamed_on_the_layer_that_set_the_bad_value():
+    merged, sources = _layers(
+        ("--configfile extra.yaml", {"ch8_layernorm": {"pivot": "bogus", "seeds": [1, -1]}}),
+        ("--config report=...", {"report": {"bootstrap_samples": 5}}),
+        ("--config ch8_layernorm=...", {"ch8_layernorm": {"seeds": [2]}}),  # fixes seeds
+    )
+    with pytest.raises(cfg.ConfigError) as info:
+        cfg.load(merged, sources=sources)
+    message = str(info.value)
+    assert message.splitlines() == [
+        "--configfile extra.yaml (scale tiny) is invalid:",
+        "  - ch8_layernorm.pivot: 'bogus' does not match "
+        "'^$|^(prenorm|postnorm)(-simple)?-(s-enc-t-dec|t-enc)-(w|w-o)$'",
+        "--config report=... (scale tiny) is invalid:",
+        "  - report.bootstrap_samples: 5 is out of range; must be >= 100",
+    ]
+
+
+def test_a_broken_reference_is_blamed_on_its_layer_and_params_yaml_on_its_own():
+    bad_params = _with("ch2_ems.baseline_runs", ["bert"])
+    merged, sources = _layers(("--config ch8_layernorm=...", {"ch8_layernorm": {"pivot": ""}}))
+    merged["ch2_ems"]["baseline_runs"] = ["bert"]
+    sources[0] = cfg.Source("params.yaml", bad_params)
+    with pytest.raises(cfg.ConfigError, match=r"^params.yaml \(scale tiny\) is invalid:\n.*bert"):
+        cfg.load(merged, sources=sources)
+    merged, sources = _layers(
+        (
+            "--config ch8_layernorm=...",
+            {"ch8_layernorm": {"extra_runs": ["x/prenorm-t-enc-w/seed1"]}},
+        )
+    )
+    with pytest.raises(cfg.ConfigError, match=r"^--config ch8_layernorm=\.\.\. \(scale tiny\)"):
+        cfg.load(merged, sources=sources)
+
+
+def test_layers_that_do_not_make_up_the_config_are_not_used_to_blame():
+    merged, sources = _layers(("--config report=...", {"report": {"bootstrap_samples": 5}}))
+    with pytest.raises(cfg.ConfigError, match=r"^the config \(scale tiny\) is invalid"):
+        cfg.load(merged, label="the config", sources=sources[1:])  # params.yaml left out
+
+
+def test_config_check_blames_a_bad_scale_flag_not_the_file(capsys):
+    from mlrep.cli import main
+
+    assert main(["config", "check", "--params", str(REPO / "params.yaml"), "--scale", "huge"]) == 2
+    assert (
+        "error: --scale huge (scale tiny) is invalid:\n  - scale: 'huge'" in capsys.readouterr().err
+    )

@@ -207,20 +207,6 @@ def test_404_is_a_clear_error_without_retries(tmp_path, lock):
     assert not (tmp_path / "raw" / "tatoeba.jpn-eng.eng").exists()
 
 
-def test_a_file_url_mirror_works_and_a_missing_file_is_not_retried(tmp_path, lock):
-    root = tatoeba_root()
-    dest = tmp_path / "raw"
-    files = fetch_tatoeba(_FileMirror(root.as_uri() + "/"), dest, lock, languages=["est"])
-    assert files["tatoeba.est-eng.est"] == sha256_file(root / "tatoeba.est-eng.est")
-    with pytest.raises(DownloadError, match="no such file; check the mirror path"):
-        fetch_tatoeba(_FileMirror((tmp_path / "none").as_uri() + "/"), dest, lock, ["ita"])
-
-
-class _FileMirror:
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-
 def test_wrong_checksum_publishes_nothing_and_keeps_earlier_files(tmp_path, lock):
     root = tmp_path / "bad-mirror"
     shutil.copytree(tatoeba_root(), root)
@@ -250,6 +236,82 @@ def _tofu_dataset(url: str, **pin: str) -> registry.Dataset:
         "files": [{"path": "sub/data.bin", **pin}],
     }
     return registry.parse({"datasets": {"test_tofu": entry}})["test_tofu"]
+
+
+def _site(tmp_path: Path, data: bytes = b"mirrored\n" * 1000) -> Path:
+    """A folder laid out like `_tofu_dataset`'s base_url: one file, sub/data.bin."""
+    root = tmp_path / "site"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "data.bin").write_bytes(data)
+    return root
+
+
+def test_a_local_mirror_folder_is_copied_and_verified(tmp_path, lock):
+    root = _site(tmp_path)
+    expected = {"sub/data.bin": sha256_file(root / "sub" / "data.bin")}
+    dataset = _tofu_dataset("https://mlrep-no-such-host.invalid/")  # never contacted
+    for i, mirror in enumerate([str(root), root.as_uri(), root.as_uri() + "/"]):
+        assert download.fetch(dataset, tmp_path / f"d{i}", mirror=mirror, lock=lock) == expected
+    assert lock.entries("test_tofu") == expected  # locked on first use, then enforced
+    wrong = _tofu_dataset("https://mlrep-no-such-host.invalid/", sha256="0" * 64)
+    with pytest.raises(ChecksumError, match="nothing was published"):
+        download.fetch(wrong, tmp_path / "bad", mirror=str(root), lock=lock)
+    assert not (tmp_path / "bad" / "sub" / "data.bin").exists()
+    (root / "sub" / "data.bin").unlink()
+    with pytest.raises(DownloadError, match=r"sub/data\.bin: not in the mirror folder"):
+        download.fetch(dataset, tmp_path / "d9", mirror=str(root), lock=lock)
+
+
+@pytest.mark.parametrize(
+    ("mirror", "message"),
+    [
+        ("{tmp}/no-such-dir", r"the folder .*no-such-dir does not exist"),
+        ("file://{tmp}/no-such-dir", r"the folder .*no-such-dir does not exist"),
+        ("ftp://example.org/pub/", r"'ftp://example.org/pub/': unsupported; a mirror is"),
+    ],
+)
+def test_a_missing_mirror_folder_or_another_scheme_is_named(tmp_path, lock, mirror, message):
+    dataset = _tofu_dataset("https://mlrep-no-such-host.invalid/")
+    with pytest.raises(DownloadError, match=message) as info:
+        download.fetch(dataset, tmp_path / "d", mirror=mirror.format(tmp=tmp_path), lock=lock)
+    assert "data.download.mirrors.test_tofu" in str(info.value)
+
+
+def test_cli_fetch_from_a_local_mirror_by_flag_and_by_params(tmp_path, capsys):
+    key, name = "flores_flores200", "flores200_dataset.tar.gz"  # trust-on-first-use: one file
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "copy" / name).write_bytes(b"a site's copy\n")
+    args = ["data", "fetch", key, "--no-progress", "--lock", str(tmp_path / "lock.yaml")]
+    flag = ["--mirror", str(tmp_path / "copy"), "--scale", "tiny"]
+    flag += ["--retries", "0", "--timeout", "5", "--backoff", "0"]
+    assert main([*args, "--dest", str(tmp_path / "a"), *flag]) == 0, capsys.readouterr().err
+    assert (tmp_path / "a" / name).read_bytes() == b"a site's copy\n"
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params["data"]["download"]["mirrors"] = {key: str(tmp_path / "copy")}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    code = main([*args, "--dest", str(tmp_path / "b"), "--params", str(tmp_path / "params.yaml")])
+    assert code == 0, capsys.readouterr().err
+    assert (tmp_path / "b" / name).read_bytes() == b"a site's copy\n"
+    flag[1] = str(tmp_path / "nowhere")
+    assert main([*args, "--dest", str(tmp_path / "c"), *flag]) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("mlrep: error: mirror ") and "nowhere does not exist" in last
+
+
+def test_an_unresolvable_host_fails_at_once_with_the_offline_hint(tmp_path, lock, monkeypatch):
+    for proxy in ("http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(proxy, raising=False)
+        monkeypatch.delenv(proxy.upper(), raising=False)
+    attempts = []
+    real = download._attempt
+    monkeypatch.setattr(download, "_attempt", lambda *a: attempts.append(a[0]) or real(*a))
+    dataset = _tofu_dataset("http://mlrep-no-such-host.invalid/")
+    with pytest.raises(download.UnresolvedHostError) as info:
+        download.fetch(dataset, tmp_path / "d", lock=lock, policy=Policy(retries=5, backoff=1))
+    assert attempts == ["http://mlrep-no-such-host.invalid/sub/data.bin"]  # never retried
+    message = str(info.value)
+    assert "the host mlrep-no-such-host.invalid could not be resolved" in message
+    assert "offline? use a copy: --mirror DIR|URL, or data.download.mirrors.test_tofu" in message
 
 
 def test_trust_on_first_use_records_then_enforces(tmp_path, lock):

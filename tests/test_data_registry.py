@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from mlrep import chapters
 from mlrep import config as cfg
 from mlrep.cli import main
 from mlrep.data import registry
@@ -108,25 +109,15 @@ def test_every_entry_has_licence_citation_and_a_checksum_status(entries, tmp_pat
 
 
 # Folders under results/data/ that are no registry dataset: the embedded gettext corpus.
-NOT_IN_REGISTRY = {"tiny_corpus", ""}
+NOT_IN_REGISTRY = {"tiny_corpus"}
 
 
 def _dataset_fields(resolved):
-    """The params values that name a results/data/<key> folder: what each chapter's rule file
-    registers in CHAPTER_DATA (ch2_ems: sources, tatoeba, benchmarks; ch8_layernorm: the run
-    datasets' corpora), the preprocessing inputs, and the per-dataset data blocks."""
-    ems, ch8, data = resolved["ch2_ems"], resolved["ch8_layernorm"], resolved["data"]
-    yield from ems["sources"]
-    yield ems["tatoeba"]
-    yield from (spec["dataset"] for spec in ems["benchmarks"].values())
-    yield from (key for spec in ch8["datasets"].values() for key in spec["corpora"])
-    preprocess = resolved["preprocess"]
-    corpora = preprocess["corpora"]  # pair -> split -> "<key>/<set>"; other pairs: the dataset
-    yield from (source.split("/")[0] for splits in corpora.values() for source in splits.values())
-    if set(preprocess["pairs"]) - set(corpora):
-        yield preprocess["dataset"]
-    yield from data["datasets"]
-    yield from data["download"]["mirrors"]
+    """The params values that name a results/data/<key> folder (`mlrep.config` checks each one
+    names a dataset) and the per-dataset data blocks."""
+    yield from (value for _, value in cfg.dataset_references(resolved))
+    yield from resolved["data"]["datasets"]
+    yield from resolved["data"]["download"]["mirrors"]
 
 
 def test_every_dataset_key_the_workflow_reads_is_in_the_registry(entries):
@@ -236,3 +227,26 @@ def test_list_shows_every_dataset_with_licence_and_checksum_status(tmp_path, cap
     assert main(["data", "list", "--chapter", "ch4_jass"]) == 0
     table = capsys.readouterr().out
     assert "manual_aspec_jc" in table and "laser_tatoeba_v1" not in table
+
+
+@pytest.mark.parametrize(
+    ("chapter", "hint"),
+    [("ch99", "is not a chapter; chapters: ch2_ems, "), ("ch8_layernrom", "'ch8_layernorm'")],
+)
+def test_list_of_an_unknown_chapter_names_the_known_ones(chapter, hint, capsys):
+    assert main(["data", "list", "--chapter", chapter]) == 2
+    assert hint in capsys.readouterr().err
+
+
+def test_every_chapter_tag_is_a_chapter_id_so_list_can_show_it(entries):
+    assert {tag for d in entries.values() for tag in d.chapters} <= set(chapters.ids())
+
+
+def test_list_of_a_chapter_without_datasets_says_so(entries, monkeypatch, capsys):
+    only_ch2 = {k: d for k, d in entries.items() if d.chapters == ("ch2_ems",)}
+    monkeypatch.setattr(registry, "load", lambda: only_ch2)
+    assert main(["data", "list", "--chapter", "ch8_layernorm"]) == 0
+    out = capsys.readouterr()
+    assert out.out == "" and "no registry dataset is tagged with chapter ch8_layernorm" in out.err
+    assert main(["data", "list", "--chapter", "ch8_layernorm", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []

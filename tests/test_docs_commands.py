@@ -272,7 +272,11 @@ def test_every_page_is_read_and_the_allow_list_is_current():
         ("snakemake --cores 2 --config scale=full ch2_ems", "dry run failed"),
         ("snakemake report", "needs --cores"),
         ("mlrep data lsit", "invalid choice"),
-        ("mlrep nmt translate --data D --model M --system S --out O --pivots", "unrecognized"),
+        (
+            "mlrep nmt translate --section ch8_layernorm --data D --model M --tag-format t-enc "
+            "--out O --pivots",
+            "unrecognized",
+        ),
         ("dvc exp run -S ch8_layernorm.decode.beams=2", "no such key"),
         ("make rnu", "no target"),
         ("python benchmarks/download_memory.py --size 512", "no option --size"),

@@ -22,6 +22,11 @@ def test_full_scale_plans_with_no_data_present(workdir):
     [
         ("scale=huge", "scale: 'huge' is not allowed; allowed values: tiny, full"),
         ("chapters=[ch2_ems,ch10]", "chapters[1]: 'ch10' is not allowed"),
+        (  # valid for the schema; the ch8 rule file used to fail on it with a bare KeyError
+            "ch8_layernorm={run_datasets: [wmt]}",
+            "--config ch8_layernorm=... (scale tiny) is invalid:\n  - ch8_layernorm."
+            "run_datasets[0]: 'wmt' is not in ch8_layernorm.datasets; allowed values: opus, ",
+        ),
     ],
 )
 def test_bad_config_stops_before_any_job_is_planned(workdir, override, message):
@@ -30,6 +35,21 @@ def test_bad_config_stops_before_any_job_is_planned(workdir, override, message):
     assert result.returncode != 0
     assert message in output
     assert "Building DAG" not in output
+
+
+def test_a_bad_value_is_blamed_on_the_configfile_or_config_that_set_it(workdir):
+    extra = workdir / "extra.yaml"
+    extra.write_text("ch8_layernorm:\n  pivot: bogus\n  decode: {beam: 0}\n")
+    args = ["--configfile", "extra.yaml", "--config", "report={bootstrap_samples: 5}"]
+    result = snakemake(workdir, "-n", *args, "scale=tiny")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "Building DAG" not in output
+    configfile = output.index("--configfile extra.yaml (scale tiny) is invalid:")
+    config = output.index("--config report=... (scale tiny) is invalid:")
+    assert configfile < output.index("ch8_layernorm.decode.beam: 0 is out of range") < config
+    assert configfile < output.index("ch8_layernorm.pivot: 'bogus' does not match") < config
+    assert config < output.index("report.bootstrap_samples: 5 is out of range")
+    assert "params.yaml" not in output[configfile:] and "scale=tiny" not in output
 
 
 @pytest.mark.network

@@ -13,9 +13,12 @@ import hashlib
 import http.client
 import json
 import os
+import shutil
+import socket
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +54,10 @@ class Policy:
     progress: bool = True
 
 
+class UnresolvedHostError(DownloadError):
+    """The host's name did not resolve: offline, or a typo; retrying in seconds would not help."""
+
+
 class _Retryable(Exception):
     """A transient failure: the connection dropped, timed out, or the server said 5xx."""
 
@@ -84,8 +91,12 @@ def _attempt(url: str, partial: Path, policy: Policy) -> None:
             "(--mirror, or data.download.mirrors in params.yaml)"
         ) from exc
     except (OSError, http.client.HTTPException) as exc:
-        if isinstance(getattr(exc, "reason", None), FileNotFoundError):  # a file:// mirror
-            raise DownloadError(f"{url}: no such file; check the mirror path") from exc
+        reason = getattr(exc, "reason", None)
+        if isinstance(reason, socket.gaierror):
+            host = urllib.parse.urlsplit(url).hostname
+            raise UnresolvedHostError(
+                f"{url}: the host {host} could not be resolved ({reason.strerror}); offline?"
+            ) from exc
         raise _Retryable(str(exc)) from exc
     with response:
         resumed = offset and response.status == 206
@@ -162,6 +173,62 @@ def verify(dataset: Dataset, spec: FileSpec, path: Path, lock: Lock) -> str:
     return actual["sha256"]
 
 
+def _mirror_hint(key: str) -> str:
+    return f"--mirror DIR|URL, or data.download.mirrors.{key} in params.yaml"
+
+
+def mirror_folder(mirror: str, key: str) -> Path | None:
+    """The folder of a local mirror (a plain path or a file:// URL); None for an http(s) one.
+
+    A site without internet keeps a copy of the files in a folder laid out like the registry's
+    base_url; its files are copied, not fetched through urllib (which knows no plain paths).
+    Any other scheme, or a folder that is not there, is an error naming the mirror.
+    """
+    parts = urllib.parse.urlsplit(mirror)
+    if parts.scheme in ("http", "https"):
+        return None
+    if parts.scheme == "file" and parts.netloc in ("", "localhost"):
+        folder = Path(urllib.request.url2pathname(parts.path))
+    elif not parts.scheme:
+        folder = Path(mirror)
+    else:
+        raise DownloadError(
+            f"mirror {mirror!r}: unsupported; a mirror is an http(s):// URL prefix, a local "
+            f"folder or a file:///folder URL ({_mirror_hint(key)})"
+        )
+    if not folder.is_dir():
+        raise DownloadError(
+            f"mirror {mirror!r}: the folder {folder} does not exist; give a folder holding "
+            f"{key}'s files as laid out under its base_url ({_mirror_hint(key)})"
+        )
+    return folder
+
+
+def _obtain(
+    dataset: Dataset, spec: FileSpec, partial: Path, mirror: str | None, policy: Policy
+) -> None:
+    """Put `spec`'s file into `partial`: copied from a local mirror folder, else downloaded."""
+    folder = mirror_folder(mirror, dataset.key) if mirror else None
+    if folder is None:
+        url = dataset.url(spec, mirror)
+        print(f"{dataset.key}: {url}", file=sys.stderr)
+        try:
+            stream(url, partial, policy)
+        except UnresolvedHostError as exc:
+            fix = f"check the mirror {mirror!r}" if mirror else "use a copy"
+            raise UnresolvedHostError(f"{exc} {fix}: {_mirror_hint(dataset.key)}") from None
+        return
+    source = folder / spec.path
+    print(f"{dataset.key}: {source}", file=sys.stderr)
+    if not source.is_file():
+        raise DownloadError(
+            f"{source}: not in the mirror folder {folder}, which must hold {dataset.key}'s "
+            f"files as laid out under {dataset.base_url}"
+        )
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, partial)
+
+
 def _fetch_one(
     dataset: Dataset, spec: FileSpec, dest: Path, mirror: str | None, lock: Lock, policy: Policy
 ) -> str:
@@ -172,9 +239,7 @@ def _fetch_one(
         except ChecksumError as exc:
             raise ChecksumError(f"{exc}; delete {target} to download it again") from None
     partial = dest / PARTIAL / f"{spec.path}.part"
-    url = dataset.url(spec, mirror)
-    print(f"{dataset.key}: {url}", file=sys.stderr)
-    stream(url, partial, policy)
+    _obtain(dataset, spec, partial, mirror, policy)
     try:
         digest = verify(dataset, spec, partial, lock)
     except ChecksumError as exc:

@@ -155,7 +155,7 @@ def parse(data: Mapping[str, Any], label: str = "registry.yaml") -> dict[str, Da
 def load() -> dict[str, Dataset]:
     """The registry shipped with the package."""
     text = resources.files("mlrep.data").joinpath("registry.yaml").read_text("utf-8")
-    return parse(yaml.safe_load(text))
+    return parse(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
 
 
 def get(key: str, registry: Mapping[str, Dataset] | None = None) -> Dataset:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from mlrep.cliutil import boolean, effective, resolved_params
+from mlrep import chapters
+from mlrep.cliutil import UsageError, boolean, effective, resolved_params
 from mlrep.data import archive, download, readers, registry
 from mlrep.data.validate import Filters
+from mlrep.errors import did_you_mean
 
 _POLICY_KEYS = ("retries", "timeout", "backoff")
 _FILTER_KEYS = ("drop_empty", "max_chars", "drop_duplicates", "langid_sample", "max_lines")
@@ -59,25 +62,39 @@ def _lock(args: argparse.Namespace) -> registry.Lock:
     return registry.Lock(Path(args.lock) if args.lock else registry.DEFAULT_LOCK)
 
 
+def _chapter_datasets(chapter: str | None) -> list[registry.Dataset]:
+    """The registry's datasets, or those tagged with `chapter` (which must be a chapter id)."""
+    datasets = list(registry.load().values())
+    if chapter is None:
+        return datasets
+    known = chapters.ids()
+    if chapter not in known:
+        raise UsageError(
+            f"--chapter {chapter!r} is not a chapter{did_you_mean(chapter, known)}; "
+            f"chapters: {', '.join(known)}"
+        )
+    return [d for d in datasets if chapter in d.chapters]
+
+
 def _list(args: argparse.Namespace) -> int:
     lock = _lock(args)
-    rows = []
-    for dataset in registry.load().values():
-        if args.chapter and args.chapter not in dataset.chapters:
-            continue
-        rows.append(
-            {
-                "key": dataset.key,
-                "access": dataset.access,
-                "checksum": registry.checksum_status(dataset, lock),
-                "licence": dataset.licence,
-                "chapters": list(dataset.chapters),
-                "languages": len(dataset.languages),
-                "name": dataset.name,
-            }
-        )
+    rows = [
+        {
+            "key": dataset.key,
+            "access": dataset.access,
+            "checksum": registry.checksum_status(dataset, lock),
+            "licence": dataset.licence,
+            "chapters": list(dataset.chapters),
+            "languages": len(dataset.languages),
+            "name": dataset.name,
+        }
+        for dataset in _chapter_datasets(args.chapter)
+    ]
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    if not rows:
+        print(f"no registry dataset is tagged with chapter {args.chapter}", file=sys.stderr)
         return 0
     key_width = max(len(r["key"]) for r in rows)
     sum_width = max(len(r["checksum"]) for r in rows)
@@ -166,7 +183,11 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     fetch.add_argument("key", help="registry key (see `mlrep data list`)")
     fetch.add_argument("--dest", type=Path, required=True, help="download folder")
-    fetch.add_argument("--mirror", help="URL prefix replacing the registry's base_url ('': none)")
+    fetch.add_argument(
+        "--mirror",
+        help="http(s):// URL prefix or local folder (path, file://) replacing the registry's "
+        "base_url ('': none)",
+    )
     fetch.add_argument("--languages", nargs="+", help="only these languages' files, or 'all'")
     fetch.add_argument("--retries", type=int, help="retries on connection errors and 5xx")
     fetch.add_argument("--timeout", type=float, help="seconds without data before a retry")
