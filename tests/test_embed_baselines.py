@@ -10,8 +10,11 @@ import numpy as np
 import pytest
 import torch
 
+from mlrep.chapters.ch2_ems import cli as ch2_cli
 from mlrep.cli import main
+from mlrep.device import Devices
 from mlrep.embed import baselines
+from tests.device_helpers import FakeCuda
 from tests.test_data_download import serve
 
 SENTENCES = ["the cat sat", "a dog", "the cat sat on the mat today", "hello", "the mat"]
@@ -209,7 +212,11 @@ def test_laser_files_are_fetched_under_their_prefix_with_their_digests(tmp_path)
         baselines.Baseline.from_params("x", {"loader": "onnx", "hub": "h"})
 
 
-def test_baseline_command_scores_a_stand_in_and_refuses_an_unfetched_real_name(tmp_path, capsys):
+def test_baseline_command_scores_a_stand_in_and_refuses_an_unfetched_real_name(
+    tmp_path, capsys, monkeypatch
+):
+    gpu = FakeCuda(monkeypatch)
+    monkeypatch.setattr(ch2_cli, "visible", lambda: Devices(1))
     folder = bert_like(tmp_path / "labse")
     tatoeba = tmp_path / "tatoeba"
     tatoeba.mkdir()
@@ -225,6 +232,7 @@ def test_baseline_command_scores_a_stand_in_and_refuses_an_unfetched_real_name(t
     argv += ["--encode-batch-size", "2", "--tatoeba-pairs", "0", "--scale", "tiny"]
     out = tmp_path / "labse-stand-in" / "seed0" / "metrics.json"
     assert main([*argv, "--run", "labse-stand-in", "--out", str(out)]) == 0
+    assert gpu.modules == ["SentenceTransformer"]  # encoded on the job's GPU
     result = json.loads(out.read_text())
     assert (result["run"], result["seed"], result["checkpoint"]["stand_in"]) == (
         "labse-stand-in",

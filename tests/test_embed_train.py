@@ -11,10 +11,13 @@ import numpy as np
 import pytest
 import torch
 
+from mlrep.chapters.ch2_ems import cli as ch2_cli
+from mlrep.device import Devices
 from mlrep.embed import data, train
-from mlrep.embed.model import EmsConfig
+from mlrep.embed.model import EmsConfig, EmsModel
 from mlrep.train.checkpoint import EXIT_PREEMPTED
 from tests.conftest import BIN
+from tests.device_helpers import FakeCuda
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota"]
 
@@ -64,10 +67,11 @@ def config(info) -> EmsConfig:
     )
 
 
-def settings(steps: int, seed: int = 1) -> train.TrainSettings:
+def settings(steps: int, seed: int = 1, batch_size: int = 16, gpus: int = 1) -> train.TrainSettings:
     return train.TrainSettings(
         steps=steps,
-        batch_size=16,
+        batch_size=batch_size,
+        gpus=gpus,
         lr=1e-3,
         warmup=3,
         weight_decay=1e-5,
@@ -126,6 +130,54 @@ def test_training_is_deterministic_per_seed_and_resume_is_bit_identical(prepared
     curve = (tmp_path / "whole" / train.CURVE_FILE).read_text()
     assert (tmp_path / "resumed" / train.CURVE_FILE).read_text() == curve
     assert len(curve.splitlines()) == 11 and whole["sec_per_1k_steps"] > 0
+
+
+def test_an_update_averages_one_batch_per_thesis_gpu(prepared, tmp_path):
+    out, info = prepared
+    pairs = data.PairArrays.load(out / "train.npz")
+    summary = train.run(config(info), settings(2, batch_size=8, gpus=2), pairs, None, tmp_path)
+    assert summary["batch"] == {
+        "reference_devices": 2,
+        "reference_per_device": 8,
+        "world_size": 1,
+        "update_freq": 2,
+        "per_device": 8,
+        "reference": 16,
+        "effective": 16,
+    }
+    # update 1 by hand: 16 pairs of the schedule, two batches of 8, each its own negatives
+    train.seed_everything(1, 1, "cpu")
+    model = EmsModel(config(info)).train()
+    rows = train.Schedule(len(pairs), 16, 1).rows(1)
+    generator = train._step_generator(1, 1)
+    halves = [model.loss_terms(pairs.batch(rows[i : i + 8]), generator) for i in (0, 8)]
+    expected = (halves[0]["loss"].item() + halves[1]["loss"].item()) / 2
+    one_batch = model.loss_terms(pairs.batch(rows), train._step_generator(1, 1))["loss"].item()
+    logged = float((tmp_path / train.CURVE_FILE).read_text().splitlines()[1].split("\t")[1])
+    assert logged == pytest.approx(expected, abs=1e-5)
+    assert logged != pytest.approx(one_batch, abs=1e-3)  # not one batch of 16 negatives
+
+
+def test_training_and_evaluation_put_the_model_and_batches_on_the_jobs_gpu(
+    prepared, tmp_path, monkeypatch
+):
+    out, info = prepared
+    pairs = data.PairArrays.load(out / "train.npz")
+    train.run(config(info), settings(3), pairs, None, tmp_path / "cpu", log=str)
+    gpu = FakeCuda(monkeypatch)
+    for module in (train, ch2_cli):
+        monkeypatch.setattr(module, "visible", lambda: Devices(1))
+    train.run(config(info), settings(3), pairs, None, tmp_path / "gpu", log=str)
+    assert gpu.modules == ["EmsModel"]
+    assert gpu.tensors == 3 * 4  # src, tgt and both languages of every update's batch
+    assert same(state(tmp_path / "cpu"), state(tmp_path / "gpu"))
+    from mlrep.cli import main
+
+    args = ["ch2", "evaluate", "--model", str(tmp_path / "gpu" / "model.pt"), "--data"]
+    args += [str(out), "--out", str(tmp_path / "metrics.json"), "--run", "ems", "--seed", "1"]
+    args += ["--scale", "tiny", "--encode-batch-size", "8", "--tatoeba-pairs", "0"]
+    assert main([*args, "--no-benchmarks"]) == 0
+    assert gpu.modules == ["EmsModel", "EmsModel"]
 
 
 def _train_command(prepared_dir, out, steps):

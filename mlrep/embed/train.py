@@ -6,6 +6,11 @@ masks come from a generator seeded by (seed, t), so a run resumed from a checkpo
 bit-identical to one that never stopped. The loss curve goes to ``loss.tsv`` line by line (cut
 back to the checkpoint on resume) and the wall time of the updates gives seconds per 1k steps,
 the efficiency column of Table 2.14.
+
+The thesis trained on 4 V100s, 152 pairs each, the in-batch negatives of the contrastive loss
+being each GPU's own batch, and averaged the four gradients. One process here does the same on
+the job's device (`mlrep.device`): each update draws ``gpus`` × ``batch_size`` pairs and
+accumulates the gradients of ``gpus`` batches of ``batch_size``, each its own contrastive batch.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mlrep.device import plan_batch, visible
 from mlrep.embed.data import PairArrays
 from mlrep.embed.model import EmsConfig, EmsModel, count_parameters
 from mlrep.io import atomic_file, atomic_write_text
@@ -41,20 +47,16 @@ class TrainSettings:
     weight_decay: float
     checkpoint_every: int
     seed: int
+    gpus: int = 1  # the thesis's GPUs: an update accumulates `gpus` batches of batch_size
     threads: int = 1
 
 
-def device() -> str:
-    """The GPU where there is one (the full scale), else the CPU (bit-identical resume)."""
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def seed_everything(seed: int, threads: int) -> None:
+def seed_everything(seed: int, threads: int, device: str) -> None:
     torch.manual_seed(seed)
     np.random.seed(seed)
     torch.set_num_threads(threads)
     # CPU kernels are deterministic; on a GPU a few are not and would raise, so only warn
-    torch.use_deterministic_algorithms(True, warn_only=device() == "cuda")
+    torch.use_deterministic_algorithms(True, warn_only=device != "cpu")
 
 
 class Schedule:
@@ -96,11 +98,12 @@ def _resume_curve(path: Path, last_step: int) -> None:
 def validation_loss(model: EmsModel, data: PairArrays, batch_size: int, seed: int) -> float:
     """Mean joint loss over the valid pairs in order, dropout off (Table 2.2's criterion)."""
     model.eval()
+    device = next(model.parameters()).device
     losses, weights = [], []
     with torch.no_grad():
         for start in range(0, len(data), batch_size):
             rows = np.arange(start, min(start + batch_size, len(data)))
-            batch = data.batch(rows, device())
+            batch = data.batch(rows, device)
             terms = model.loss_terms(batch, _step_generator(seed, -start - 1))
             losses.append(float(terms["loss"]))
             weights.append(len(rows))
@@ -117,13 +120,16 @@ def run(
     log=print,
 ) -> dict:
     """Train (or resume) into `out`; write ``model.pt``, ``train.json`` and ``loss.tsv``."""
-    seed_everything(settings.seed, settings.threads)
-    model = EmsModel(config).to(device())
+    devices = visible()
+    seed_everything(settings.seed, settings.threads, devices.device)
+    model = EmsModel(config).to(devices.device)
     optimizer = torch.optim.Adam(
         model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay
     )
     checkpoints = Checkpoints(out / "checkpoints", keep=2)
-    schedule = Schedule(len(data), settings.batch_size, settings.seed)
+    # one process: the thesis's data-parallel GPUs become accumulated batches
+    plan = plan_batch(settings.gpus, settings.batch_size, 1)
+    schedule = Schedule(len(data), plan.effective, settings.seed)
     curve = out / CURVE_FILE
     out.mkdir(parents=True, exist_ok=True)
     _resume_curve(curve, max(checkpoints.steps(), default=0))
@@ -134,12 +140,18 @@ def run(
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(settings, step)
         optimizer.zero_grad()
-        batch = data.batch(schedule.rows(step), device())
-        terms = model.loss_terms(batch, _step_generator(settings.seed, step))
-        terms["loss"].backward()
+        rows = schedule.rows(step)
+        parts = [rows[i : i + plan.per_device] for i in range(0, len(rows), plan.per_device)]
+        generator = _step_generator(settings.seed, step)
+        sums = dict.fromkeys(TERMS, 0.0)
+        for part in parts:  # as the thesis's GPUs: each its batch, the gradients averaged
+            terms = model.loss_terms(data.batch(part, devices.device), generator)
+            (terms["loss"] / len(parts)).backward()
+            for t in TERMS:
+                sums[t] += terms[t].item() if t in terms else float("nan")
         optimizer.step()
         elapsed.append(time.perf_counter() - began)
-        values = [terms[t].item() if t in terms else float("nan") for t in TERMS]
+        values = [sums[t] / len(parts) for t in TERMS]
         with open(curve, "a", encoding="utf-8") as handle:
             handle.write("\t".join([str(step), *(f"{v:.6f}" for v in values)]) + "\n")
         return values[0]
@@ -166,8 +178,10 @@ def run(
         "valid_loss": validation_loss(model, valid, settings.batch_size, settings.seed)
         if valid is not None and len(valid)
         else None,
-        # the updates this process ran (a resumed run times only its own)
+        # the updates this process ran (a resumed run times only its own), every pass included
         "sec_per_1k_steps": 1000 * statistics.fmean(elapsed) if elapsed else None,
+        "gpus_visible": devices.gpus,
+        "batch": plan.as_dict(),  # pairs: the thesis's (reference) and this run's (effective)
         "parameters": {
             "encoder": count_parameters(model.encoder),
             "generative_head": count_parameters(model.generative),

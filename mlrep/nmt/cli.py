@@ -21,7 +21,7 @@ from mlrep.report.metrics import METRICS_FILE, write
 
 _DATA_KEYS = ("max_train", "max_valid", "max_test")
 _SUBWORD_KEYS = ("model_type", "character_coverage")
-_DATASET_KEYS = ("arch", "dropout", "lr", "max_epoch")
+_DATASET_KEYS = ("arch", "gpus", "dropout", "lr", "max_epoch")
 _TRAIN_KEYS = (
     "max_update",
     "max_tokens",
@@ -267,6 +267,9 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     trn.add_argument("--seed", type=int, required=True)
     trn.add_argument("--out", type=Path, required=True, help="checkpoint folder")
     trn.add_argument("--arch")
+    trn.add_argument(
+        "--gpus", type=positive_int, help="the thesis's GPUs: the batch is gpus × max-tokens"
+    )
     trn.add_argument("--dropout", type=float)
     trn.add_argument("--lr", type=float)
     trn.add_argument("--max-epoch", type=int)

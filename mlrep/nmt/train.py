@@ -6,22 +6,33 @@ schedule, data-iterator position, best validation loss) is written every
 ``checkpoint_best.pt`` is the lowest validation loss (the thesis's selection). fairseq reseeds
 every update with ``seed + update``, so a resumed run continues on the same data and dropout.
 
-Preemption: SIGUSR1 (SLURM's warning) or SIGTERM lowers fairseq's ``stop_time_hours`` to
-almost zero, so fairseq itself validates, saves ``checkpoint_last.pt`` after the update in
-flight and returns; the process then exits with `EXIT_PREEMPTED` for the rerun to resume.
+The thesis trained Transformer-base on 4 GPUs and Transformer-big on 8, ``--max-tokens 4096``
+each (params.yaml ``datasets.<name>.gpus``). A job trains data-parallel on every GPU it sees
+(`mlrep.device`) and accumulates gradients (``--update-freq``) where it has fewer, so each
+update sees the thesis's effective batch; ``train.json`` records the plan.
+
+Preemption: SIGUSR1 (SLURM's warning) or SIGTERM is recorded by every training process (the
+parent passes it on to its ranks); before each validate-and-save the ranks agree (all-reduce)
+whether any got one and then lower fairseq's ``stop_time_hours`` to almost zero together, so
+fairseq itself validates, saves ``checkpoint_last.pt`` after the update in flight and returns,
+and no rank waits forever for one that stopped; the process then exits with `EXIT_PREEMPTED`
+for the rerun to resume.
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import signal
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from mlrep.device import BatchPlan, plan_batch, visible
 from mlrep.io import atomic_write_text
 from mlrep.nmt.model import ARCHITECTURES, MODEL, USER_DIR
 from mlrep.nmt.variant import Variant
@@ -46,6 +57,7 @@ class TrainSettings:
     label_smoothing: float
     save_interval_updates: int
     seed: int
+    gpus: int = 1  # the thesis's GPUs: its effective batch is gpus × max_tokens per update
     threads: int = 1
     fp16: bool = False
 
@@ -57,8 +69,11 @@ def encoder_layers(arch: str) -> int:
     return ARCHITECTURES[arch][3]
 
 
-def fairseq_args(data_bin: Path, save_dir: Path, variant: Variant, s: TrainSettings) -> list[str]:
-    """The fairseq-train command line of one model variant (parsed in-process by `train`)."""
+def fairseq_args(
+    data_bin: Path, save_dir: Path, variant: Variant, s: TrainSettings, plan: BatchPlan
+) -> list[str]:
+    """The fairseq-train command line of one model variant on `plan`'s devices (parsed
+    in-process by `train`)."""
     encoder_layers(s.arch)
     args = [
         str(data_bin),
@@ -78,7 +93,9 @@ def fairseq_args(data_bin: Path, save_dir: Path, variant: Variant, s: TrainSetti
         f"--dropout={s.dropout}",
         "--criterion=label_smoothed_cross_entropy",
         f"--label-smoothing={s.label_smoothing}",
-        f"--max-tokens={s.max_tokens}",
+        f"--max-tokens={plan.per_device}",
+        f"--update-freq={plan.update_freq}",
+        f"--distributed-world-size={plan.world_size}",
         f"--max-epoch={s.max_epoch}",
         f"--max-update={s.max_update}",
         f"--seed={s.seed}",
@@ -100,21 +117,63 @@ def fairseq_args(data_bin: Path, save_dir: Path, variant: Variant, s: TrainSetti
     return args
 
 
+_STOP_SIGNALS = (signal.SIGUSR1, signal.SIGTERM)
+_received: list[str] = []  # the stop signals this process got (each rank records its own)
+
+
+def _record(signum: int, _frame: object) -> None:
+    _received.append(signal.Signals(signum).name)
+    for rank in multiprocessing.active_children():  # the parent passes it on to its ranks
+        os.kill(rank.pid, signum)
+
+
 @contextmanager
-def _preemptible(cfg: Any) -> Iterator[list[str]]:
-    """On SIGUSR1/SIGTERM make fairseq stop (and save) after the current update."""
-    received: list[str] = []
-
-    def handler(signum: int, _frame: object) -> None:
-        received.append(signal.Signals(signum).name)
-        cfg.optimization.stop_time_hours = 1e-12
-
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGUSR1, signal.SIGTERM)}
+def _recording_signals() -> Iterator[list[str]]:
+    """Record SIGUSR1/SIGTERM instead of dying of them; `_stop_together` acts on them."""
+    previous = {s: signal.signal(s, _record) for s in _STOP_SIGNALS}
     try:
-        yield received
+        yield _received
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+def _stop_together(validate_and_save):
+    """fairseq's validate_and_save, first stopping every rank once any rank got a signal."""
+    import torch
+    from fairseq import distributed_utils
+
+    def wrapped(cfg: Any, trainer: Any, *args: Any, **kwargs: Any):
+        stop = torch.tensor([float(bool(_received))], device=trainer.device)
+        if trainer.data_parallel_world_size > 1:
+            stop = distributed_utils.all_reduce(stop, group=trainer.data_parallel_process_group)
+        if stop.item():
+            cfg.optimization.stop_time_hours = 1e-12
+        return validate_and_save(cfg, trainer, *args, **kwargs)
+
+    return wrapped
+
+
+def _rank_main(cfg: Any, threads: int) -> None:
+    """One training process: the job's only one, or a rank fairseq spawned per GPU."""
+    import fairseq_cli.train as fairseq_train
+    import torch
+
+    torch.set_num_threads(threads)
+    original = fairseq_train.validate_and_save
+    fairseq_train.validate_and_save = _stop_together(original)
+    try:
+        with _recording_signals():
+            fairseq_train.main(cfg)
+    finally:
+        fairseq_train.validate_and_save = original
+
+
+def _free_port() -> int:
+    """A local TCP port for the ranks of this job to meet on."""
+    with socket.socket() as sock:
+        sock.bind(("localhost", 0))
+        return sock.getsockname()[1]
 
 
 def train(
@@ -126,23 +185,28 @@ def train(
     import torch
     from fairseq import checkpoint_utils, distributed_utils, options
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
-    from fairseq_cli.train import main, should_stop_early
+    from fairseq_cli.train import should_stop_early
 
     # fairseq keeps the best validation loss on these functions; a second training in the same
     # process (the benchmark, a notebook) must not inherit the first one's
     for function in (checkpoint_utils.save_checkpoint, should_stop_early):
         function.__dict__.pop("best", None)
+    devices = visible()
+    plan = plan_batch(settings.gpus, settings.max_tokens, devices.world_size)
     torch.set_num_threads(settings.threads)
-    if not torch.cuda.is_available():
+    if not devices.gpus:
         torch.use_deterministic_algorithms(True)
     parser = options.get_training_parser()
-    argv = fairseq_args(data_bin, save_dir, variant, settings)
-    if not torch.cuda.is_available():
+    argv = fairseq_args(data_bin, save_dir, variant, settings, plan)
+    if not devices.gpus:
         argv.append("--cpu")
+    if plan.world_size > 1:  # fairseq spawns one rank per GPU; they meet here, not via SLURM
+        argv.append(f"--distributed-init-method=tcp://localhost:{_free_port()}")
     cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, argv))
     resumed = (save_dir / LAST).exists()
-    with _preemptible(cfg) as received:
-        distributed_utils.call_main(cfg, main)
+    _received.clear()
+    with _recording_signals() as received:
+        distributed_utils.call_main(cfg, _rank_main, threads=settings.threads)
     if received:
         raise Preempted(-1, received[0])
     state = torch.load(save_dir / LAST, map_location="cpu", weights_only=False)
@@ -156,6 +220,8 @@ def train(
         "best_valid_loss": float(extra.get("best", float("nan"))),
         "resumed": resumed,
         "checkpoint": BEST,
+        "gpus_visible": devices.gpus,
+        "batch": plan.as_dict(),  # tokens: thesis (reference) and this run's (effective)
     }
     atomic_write_text(save_dir / SUMMARY, json.dumps(summary, indent=2) + "\n")
     return summary

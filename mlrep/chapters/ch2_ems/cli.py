@@ -17,6 +17,7 @@ import yaml
 
 from mlrep.chapters.ch2_ems import runs
 from mlrep.cliutil import boolean, positive_int, resolved_params
+from mlrep.device import visible
 from mlrep.embed.baselines import LOADERS
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_directory, atomic_write_text
@@ -41,6 +42,7 @@ _TYPES: dict[str, Any] = {
     "temperature": float,
     "steps": positive_int,
     "batch_size": positive_int,
+    "gpus": positive_int,
     "lr": float,
     "warmup": int,
     "weight_decay": float,
@@ -196,7 +198,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     values = _values(args, runs.EVALUATE_KEYS, lambda: _section(args)[1]["evaluate"])
     batch_size = values["encode_batch_size"]
-    model = train.load_model(_require(args.model, "mlrep ch2 train")).to(train.device())
+    model = train.load_model(_require(args.model, "mlrep ch2 train")).to(visible().device)
     info = json.loads(_require(args.data / "languages.json", "mlrep ch2 prepare").read_text())
     summary = json.loads((args.model.parent / train.SUMMARY_FILE).read_text())
     metrics: dict[str, float] = {"final_loss": summary["final_loss"]}
@@ -227,7 +229,7 @@ def _baseline(args: argparse.Namespace) -> int:
     """A pretrained baseline through the protocols the EMS runs go through."""
     import torch
 
-    from mlrep.embed import baselines, train
+    from mlrep.embed import baselines
 
     torch.set_num_threads(args.threads)
     values = _values(args, runs.EVALUATE_KEYS, lambda: _section(args)[1]["evaluate"])
@@ -240,7 +242,7 @@ def _baseline(args: argparse.Namespace) -> int:
             f"{folder}: no {baselines.FETCHED}, so not a checkpoint fetched from {args.hub}; "
             f"fetch it (mlrep ch2 fetch) or run it as {args.run}{runs.STAND_IN_SUFFIX}"
         )
-    encoder = baselines.load(args.loader, folder, values["encode_batch_size"], train.device())
+    encoder = baselines.load(args.loader, folder, values["encode_batch_size"], visible().device)
     metrics: dict[str, float] = {
         "parameters": encoder.parameters,
         "parameters_m": encoder.parameters / 1e6,

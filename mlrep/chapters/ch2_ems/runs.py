@@ -35,7 +35,7 @@ OBJECTIVE_KEYS = (
     "margin",
     "temperature",
 )
-TRAIN_KEYS = ("steps", "batch_size", "lr", "warmup", "weight_decay", "checkpoint_every")
+TRAIN_KEYS = ("steps", "batch_size", "gpus", "lr", "warmup", "weight_decay", "checkpoint_every")
 PREPARE_KEYS = ("max_pairs", "heldout_pairs", "vocab_size", "lowercase", "max_tokens")
 EVALUATE_KEYS = ("encode_batch_size", "tatoeba_pairs")
 RUN_KEYS = (*MODEL_KEYS, *OBJECTIVE_KEYS, *TRAIN_KEYS)
