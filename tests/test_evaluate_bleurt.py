@@ -13,9 +13,11 @@ import shutil
 import pytest
 
 from mlrep import cli
+from mlrep.device import Devices
 from mlrep.evaluate import bleurt
 from mlrep.evaluate.bleurt import BleurtError
 from tests.conftest import REPO
+from tests.device_helpers import FakeCuda
 
 CHECKPOINT = REPO / "tests/fixtures/bleurt-tiny"
 EXPECTED = json.loads((CHECKPOINT / "expected.json").read_text(encoding="utf-8"))
@@ -32,6 +34,17 @@ def test_scores_equal_bleurt_pytorch_on_its_own_checkpoint(scorer):
         scores = scorer.score(references, candidates, batch_size)
         assert scores == pytest.approx(EXPECTED["scores"], abs=1e-5)
     assert len(set(EXPECTED["scores"])) == len(EXPECTED["scores"])  # a discriminating check
+
+
+def test_the_model_and_its_batches_go_to_the_jobs_gpu(monkeypatch):
+    gpu = FakeCuda(monkeypatch)
+    monkeypatch.setattr(bleurt, "visible", lambda: Devices(1))
+    scorer = bleurt.load(str(CHECKPOINT))
+    assert scorer.device == "cuda" and gpu.modules == ["RemBertForSequenceClassification"]
+    scores = scorer.score(EXPECTED["references"], EXPECTED["candidates"], 2)
+    assert scores == pytest.approx(EXPECTED["scores"], abs=1e-5)
+    batches = -(-len(EXPECTED["references"]) // 2)
+    assert gpu.tensors == 3 * batches  # ids, segments and mask of every batch
 
 
 def test_pairs_are_bleurts_segments_trimmed_longest_first(scorer):

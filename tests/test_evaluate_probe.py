@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 
 from mlrep.cli import main
+from mlrep.device import Devices
+from mlrep.evaluate import probe as probe_module
 from mlrep.evaluate.probe import ProbeError, ProbeSettings, _batches, direction_accuracy, probe
 from mlrep.evaluate.states import StatesFileError, open_states, write_states
+from tests.device_helpers import FakeCuda
 from tests.states_helpers import (
     carries_both,
     carries_src,
@@ -58,6 +61,16 @@ def test_probe_finds_the_layers_that_carry_each_language(files):
 def test_probe_is_deterministic_per_seed(files):
     first = run(*files, epochs=1, seed=7)
     assert run(*files, epochs=1, seed=7) == first
+
+
+def test_probes_train_and_predict_on_the_jobs_gpu(files, monkeypatch):
+    on_cpu = run(*files, epochs=2)
+    gpu = FakeCuda(monkeypatch)
+    monkeypatch.setattr(probe_module, "visible", lambda: Devices(1))
+    assert run(*files, epochs=2) == on_cpu
+    # one classifier per layer and side; each moves its features, labels and batches
+    assert gpu.modules == ["Linear"] * 4 * 2
+    assert gpu.tensors > 4 * 2 * 3
 
 
 def test_accuracy_is_the_mean_over_directions_not_over_tokens():

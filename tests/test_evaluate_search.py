@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mlrep.device import Devices
 from mlrep.evaluate import search
 from tests import evaluate_reference as ref
+from tests.device_helpers import FakeCuda
 
 
 def tied_vectors(rng: np.random.Generator, n: int, dim: int = 16) -> np.ndarray:
@@ -67,6 +69,20 @@ def test_zero_rows_score_zero_and_float16_memory_maps_are_read(tmp_path):
     np.testing.assert_allclose(forward.scores, [[0.8, 0.6], [0.0, 0.0]], atol=1e-3)
     assert forward.indices.tolist() == [[0, 1], [0, 1]]  # the zero row ties: lower index first
     np.testing.assert_allclose(backward.scores, [[0.8, 0.0], [0.6, 0.0]], atol=1e-3)
+
+
+def test_blocks_are_compared_on_the_jobs_gpu(monkeypatch):
+    rng = np.random.default_rng(3)
+    x, y = tied_vectors(rng, 40), tied_vectors(rng, 30)
+    on_cpu = run(x, y, 4, 16)
+    gpu = FakeCuda(monkeypatch)
+    monkeypatch.setattr(search, "visible", lambda: Devices(1))
+    on_gpu = run(x, y, 4, 16)
+    # both norms, then each of the 3 query blocks and the 2 candidate blocks per query block
+    assert gpu.tensors == 2 + 3 + 3 * 2
+    for a, b in zip(on_cpu, on_gpu, strict=True):
+        np.testing.assert_array_equal(a.indices, b.indices)
+        np.testing.assert_array_equal(a.scores, b.scores)
 
 
 def test_block_size_must_be_positive():

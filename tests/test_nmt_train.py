@@ -17,8 +17,10 @@ import torch
 
 from mlrep.chapters.ch8_layernorm.systems import System
 from mlrep.cliutil import flags_from
+from mlrep.device import Devices
 from mlrep.evaluate.states import open_states
 from mlrep.io import read_lines
+from mlrep.nmt import decode as decode_module
 from mlrep.nmt.data import directions
 from mlrep.nmt.decode import BeamSettings, Translator
 from mlrep.nmt.score import score, tokenizer
@@ -26,6 +28,7 @@ from mlrep.nmt.states import write_all
 from mlrep.nmt.train import BEST, LAST, SUMMARY
 from mlrep.nmt.translate import translate
 from mlrep.train.checkpoint import EXIT_PREEMPTED
+from tests.device_helpers import FakeCuda
 from tests.nmt_helpers import LANGUAGES, TEST_LINES, corpus, prepared, settings  # noqa: F401
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]  # pinned wheels; real fairseq training
@@ -39,6 +42,7 @@ def train_command(data: Path, out: Path, system: str = SYSTEM) -> list[str]:
     s = settings(max_update=UPDATES)
     flags = {
         "arch": s.arch,
+        "gpus": s.gpus,
         "dropout": s.dropout,
         "lr": s.lr,
         "max_epoch": s.max_epoch,
@@ -91,7 +95,19 @@ def decode(prepared: Path, model: Path, out: Path, pivot: bool = False) -> Trans
 
 def test_same_seed_gives_identical_model_and_bleu(runs, prepared, tmp_path):  # noqa: F811
     a, b = runs
-    assert json.loads((a / SUMMARY).read_text())["updates"] == UPDATES
+    summary = json.loads((a / SUMMARY).read_text())
+    assert summary["updates"] == UPDATES
+    # the CPU: one process, the batch of the one-device reference (tiny: gpus 1)
+    assert summary["gpus_visible"] == 0
+    assert summary["batch"] == {
+        "reference_devices": 1,
+        "reference_per_device": 512,
+        "world_size": 1,
+        "update_freq": 1,
+        "per_device": 512,
+        "reference": 512,
+        "effective": 512,
+    }
     pa, pb = parameters(a / LAST), parameters(b / LAST)
     assert pa.keys() == pb.keys() and all(torch.equal(pa[k], pb[k]) for k in pa)
     scores = []
@@ -192,3 +208,26 @@ def test_states_follow_the_analyses_contract(runs, prepared, tmp_path):  # noqa:
     finally:
         a.close()
         b.close()
+
+
+def test_decoding_and_states_run_on_the_jobs_gpu(runs, prepared, tmp_path, monkeypatch):  # noqa: F811
+    on_cpu = decode(prepared, runs[0], tmp_path / "cpu")
+    assert on_cpu.device == "cpu"
+    gpu = FakeCuda(monkeypatch)
+    monkeypatch.setattr(decode_module, "visible", lambda: Devices(1))
+    translator = decode(prepared, runs[0], tmp_path / "gpu")
+    assert translator.device == "cuda" and gpu.modules == ["VariantTransformer"]
+    # every batch went to the device: ids, source tokens and lengths, the forced target tag
+    batches = -(-len(directions(LANGUAGES)) * TEST_LINES // BEAM.batch_size)
+    assert gpu.tensors >= 4 * batches
+    for d in directions(LANGUAGES):
+        assert (tmp_path / f"gpu/{d.name}.hyp").read_text() == (
+            tmp_path / f"cpu/{d.name}.hyp"
+        ).read_text()
+    moved = gpu.tensors
+    write_all(translator, prepared, tmp_path / "gpu", tmp_path / "states", 5, BEAM)
+    # decoding the probes' training set (30 lines), then per batch of collected states the
+    # encoder's tokens and lengths and the decoder's tokens: train, sup, zst (30 lines each),
+    # and the two SVCCA sets (39 lines each, encoder only)
+    probe_batches, svcca_batches = -(-30 // BEAM.batch_size), -(-39 // BEAM.batch_size)
+    assert gpu.tensors - moved >= 4 * probe_batches + 3 * 3 * probe_batches + 2 * 2 * svcca_batches

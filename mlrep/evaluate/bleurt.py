@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlrep.device import visible
 from mlrep.errors import MlrepError
 
 # what a checkpoint folder needs; the hub download fetches only these
@@ -163,7 +164,6 @@ def _port_weights(folder: Path) -> dict[str, Any]:
 def load(checkpoint: str, device: str | None = None) -> Bleurt:
     """A BLEURT-20-family checkpoint (hub id or folder) ready to score, on `device`."""
     import sentencepiece as spm
-    import torch
     from transformers import RemBertForSequenceClassification
 
     folder = checkpoint_folder(checkpoint)
@@ -181,7 +181,7 @@ def load(checkpoint: str, device: str | None = None) -> Bleurt:
             f"{folder}: weights do not match a BLEURT-20 port: missing {missing[:5]}, unexpected "
             f"{problems.unexpected_keys[:5]}"
         )
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    device = device or visible().device
     pieces = spm.SentencePieceProcessor(model_file=str(folder / "spm.model"))
     cls, sep, pad = (pieces.piece_to_id(token) for token in SPECIALS)
     if pieces.unk_id() in (cls, sep, pad):

@@ -5,7 +5,8 @@ on the states of the supervised validation sets: one predicts the sentence's sou
 one its target language. They are tested on supervised and on zero-shot test states; a layer
 whose states still carry the source language in zero-shot directions is what the thesis blames
 for off-target output. The thesis gives 3 epochs, lr 1e-3 and batches of 64 sentences; Adam is
-our assumption (the optimizer is not stated).
+our assumption (the optimizer is not stated). Each layer's states go to the job's device
+(`mlrep.device`) once: at full scale a layer holds hundreds of thousands of token rows.
 
 Token accuracy is averaged over the test file's directions (each direction weighs the same, as
 the thesis averages over directions), so a large direction cannot hide a small one.
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mlrep.device import visible
 from mlrep.errors import MlrepError
 from mlrep.evaluate.states import States
 
@@ -66,20 +68,22 @@ def train_classifier(
     """
     import torch
 
+    device = visible().device
     model = torch.nn.Linear(features.shape[1], n_classes)
     with torch.no_grad():  # the loss is convex: start from zero, not from a random guess
         model.weight.zero_()
         model.bias.zero_()
+    model.to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr)
-    x = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32))
-    y = torch.from_numpy(labels.astype(np.int64))
+    x = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32)).to(device)
+    y = torch.from_numpy(labels.astype(np.int64)).to(device)
     rng = np.random.default_rng(settings.seed)
     n_sentences = int(sentence_of_rows.max()) + 1
     for _ in range(settings.epochs):
         for rows in _batches(sentence_of_rows, n_sentences, settings.batch_sentences, rng):
             if not len(rows):  # sentences whose hypotheses were empty: nothing to learn from
                 continue
-            index = torch.from_numpy(rows)
+            index = torch.from_numpy(rows).to(device)
             optimizer.zero_grad()
             loss = torch.nn.functional.cross_entropy(model(x[index]), y[index])
             loss.backward()
@@ -87,8 +91,8 @@ def train_classifier(
 
     def predict(rows: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            logits = model(torch.from_numpy(np.ascontiguousarray(rows, dtype=np.float32)))
-        return logits.argmax(dim=1).numpy()
+            x = torch.from_numpy(np.ascontiguousarray(rows, dtype=np.float32)).to(device)
+            return model(x).argmax(dim=1).cpu().numpy()
 
     return predict
 

@@ -4,7 +4,8 @@ A fairseq process pays ~9 s of start-up on a small CPU, so decoding all directio
 pivot's two passes) with one loaded model is what makes the tiny grid affordable. Batches come
 from fairseq's own iterator with ``required_batch_size_multiple=1``: with fairseq-fixed's
 default the last incomplete batch is silently dropped (DESIGN trap 2), so `translate` checks
-that every input line got a hypothesis. Checkpoints are loaded with
+that every input line got a hypothesis. The model and every batch live on the job's device
+(`mlrep.device`: its GPU where it has one). Checkpoints are loaded with
 ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1`` (trap 1): fairseq pickles its config into them.
 """
 
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mlrep.device import visible
 from mlrep.errors import MlrepError
 from mlrep.nmt.data import Direction, strip_tags, tag, tag_source
 
@@ -32,7 +34,7 @@ class BeamSettings:
 
 
 class Translator:
-    """A loaded checkpoint with its dictionary and SentencePiece model."""
+    """A loaded checkpoint with its dictionary and SentencePiece model, on the job's device."""
 
     def __init__(self, checkpoint: Path, data_bin: Path, spm_model: Path, tag_format: str):
         os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
@@ -46,7 +48,8 @@ class Translator:
         models, _cfg, self.task = checkpoint_utils.load_model_ensemble_and_task(
             [str(checkpoint)], arg_overrides={"data": str(data_bin)}
         )
-        self.model = models[0].eval()
+        self.device = visible().device
+        self.model = models[0].eval().to(self.device)
         self.dictionary = self.task.target_dictionary
         self.spm = spm.SentencePieceProcessor(model_file=str(spm_model))
         self.tag_format = tag_format
@@ -71,6 +74,7 @@ class Translator:
     ) -> list[list[str]]:
         """Best hypothesis per source line as subword tokens (tags and EOS removed)."""
         import torch
+        from fairseq import utils
         from fairseq.sequence_generator import SequenceGenerator
 
         tokens = [self.encode([s], d)[0] for s, d in zip(sources, dirs, strict=True)]
@@ -90,16 +94,17 @@ class Translator:
         )
         out: dict[int, list[str]] = {}
         with torch.no_grad():
-            for sample in batches:
+            for batch in batches:
+                sample = utils.apply_to_sample(lambda t: t.to(self.device), batch)
                 ids = sample["id"].tolist()
                 prefixes = [self.prefix(dirs[i].tgt) for i in ids]
                 prefix = None
                 if prefixes[0] is not None:
-                    prefix = torch.tensor(prefixes, dtype=torch.long).unsqueeze(1)
+                    prefix = torch.tensor(prefixes, dtype=torch.long).unsqueeze(1).to(self.device)
                 for i, hypos in zip(
                     ids, generator.generate([self.model], sample, prefix_tokens=prefix), strict=True
                 ):
-                    words = self.dictionary.string(hypos[0]["tokens"]).split()
+                    words = self.dictionary.string(hypos[0]["tokens"].cpu()).split()
                     out[i] = strip_tags(words)
         if len(out) != len(sources):
             raise DecodeError(

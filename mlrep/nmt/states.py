@@ -65,7 +65,11 @@ def collect(
             src = [translator.encode([line], d)[0] for line, d in pairs]
             src_tokens = data_utils.collate_tokens(src, pad, eos, left_pad=False)
             lengths = torch.tensor([len(t) for t in src])
-            out = model.encoder(src_tokens, src_lengths=lengths, return_all_hiddens=True)
+            out = model.encoder(
+                src_tokens.to(translator.device),
+                src_lengths=lengths.to(translator.device),
+                return_all_hiddens=True,
+            )
             # content tokens: after the leading tag, before EOS
             _append(
                 enc, out["encoder_states"][1:], [range(1, n - 1) for n in lengths.tolist()], start
@@ -82,7 +86,9 @@ def collect(
                 first = len(ids) - len(hypotheses[i]) - 1
                 keep.append(range(first, first + len(hypotheses[i])))
             prev_tokens = data_utils.collate_tokens(prev, pad, eos, left_pad=False)
-            _, extra = model.decoder.extract_features(prev_tokens, encoder_out=out)
+            _, extra = model.decoder.extract_features(
+                prev_tokens.to(translator.device), encoder_out=out
+            )
             _append(dec, extra["inner_states"][1:], keep, start)
     return Collected(
         layers=[np.concatenate(rows) for rows in enc.layers + dec.layers],
@@ -99,7 +105,7 @@ def _append(rows: _Rows, states: Sequence, keep: Sequence[range], offset: int) -
     if not rows.layers:
         rows.layers = [[] for _ in states]
     for k, state in enumerate(states):
-        batch = state.transpose(0, 1).float().numpy()
+        batch = state.transpose(0, 1).float().cpu().numpy()
         rows.layers[k].append(
             np.concatenate([batch[b, list(r)] for b, r in enumerate(keep)]).astype(np.float32)
         )
