@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -85,6 +86,29 @@ def snakemake(workdir: Path, *args: str, timeout: int = 900, env: dict | None = 
         timeout=timeout,
         check=False,
     )
+
+
+class PlannedJob(dict):
+    """One job of a dry run's plan: its printed fields (input, output, wildcards, threads,
+    resources, …) by name, and `text`, everything printed for it (with -p its command)."""
+
+    text: str
+
+    def values(self, field: str) -> dict[str, str]:  # type: ignore[override]
+        """A ``k=v, k=v`` field (wildcards, resources) as a mapping."""
+        return dict(item.split("=", 1) for item in self.get(field, "").split(", ") if item)
+
+
+def planned_jobs(stdout: str) -> dict[str, list[PlannedJob]]:
+    """The jobs of `snakemake -n` output by rule."""
+    jobs: dict[str, list[PlannedJob]] = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", stdout):
+        match = re.match(r"(?:local)?rule (\w+):", block)
+        if match:
+            job = PlannedJob(re.findall(r"^    (\w+): (.*)$", block, re.MULTILINE))
+            job.text = block
+            jobs.setdefault(match.group(1), []).append(job)
+    return jobs
 
 
 @pytest.fixture

@@ -5,23 +5,22 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import shutil
 
 import pytest
 import yaml
 
 from mlrep.cli import main
-from tests.conftest import REPO, snakemake
+from tests.conftest import REPO, planned_jobs, snakemake
 from tests.test_data_download import serve, tatoeba_root
 from tests.test_embed_baselines import bert_like
 
 CORPUS = "results/data/tiny_corpus"
 TRIM = {
     "chapters": ["ch2_ems"],  # the report then waits on no other chapter's runs
-    # one thread per training job: on a shared, oversubscribed machine two threads per job
-    # were measured 36x slower per update (0.10 s vs 3.65 s)
-    "resources": {"gpu_train": {"threads": 1}},
+    # one thread per training and evaluation job: on a shared, oversubscribed machine two
+    # threads per job were measured 36x slower per update (0.10 s vs 3.65 s)
+    "resources": {"gpu_train": {"threads": 1}, "gpu_eval": {"threads": 1}},
     "ch2_ems": {
         # the embedded corpus under a name no rule builds, so its pinned wheels are not needed
         "sources": ["embedded"],
@@ -145,21 +144,27 @@ def test_ch2_target_trains_every_run_and_fills_the_chapter_tables(workdir):
 
 def test_full_scale_plans_baselines_and_benchmarks_as_gpu_jobs(workdir):
     shutil.copytree(REPO / "reports" / "reference", workdir / "reports" / "reference")
-    result = snakemake(workdir, "-n", "ch2_ems", "--config", "scale=full", "chapters=[ch2_ems]")
+    result = snakemake(
+        workdir, "-n", "-p", "ch2_ems", "--config", "scale=full", "chapters=[ch2_ems]"
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    jobs = re.split(r"\n(?=(?:local)?rule \w+:)", result.stdout)
-    planned: dict[str, list[str]] = {}
-    for job in jobs:
-        match = re.match(r"(?:local)?rule (\w+):", job)
-        if match:
-            planned.setdefault(match.group(1), []).append(job)
+    planned = planned_jobs(result.stdout)
     assert len(planned["ch2_baseline"]) == len(planned["ch2_fetch"]) == 5
-    for rule in ("ch2_train", "ch2_evaluate", "ch2_baseline"):
-        assert all(re.search(r"\bgpu=1\b", job) for job in planned[rule]), rule
-    baselines = " ".join(planned["ch2_baseline"])
+    # one GPU each: EMS trains in one process, the thesis's 4 GPUs as accumulated batches
+    for rule, runtime in (
+        ("ch2_train", "2880"),
+        ("ch2_evaluate", "360"),
+        ("ch2_baseline", "360"),
+        ("ch2_grid_evaluate", "360"),
+    ):
+        for job in planned[rule]:
+            resources = job.values("resources")
+            assert (resources.get("gpu"), resources["runtime"]) == ("1", runtime), rule
+    assert all("--gpus 4 " in job.text for job in planned["ch2_train"])
+    baselines = " ".join(job.text for job in planned["ch2_baseline"])
     for run in ("laser", "laser2", "sbert-distill", "labse", "muse"):
         assert f"results/ch2_ems/{run}/seed0/metrics.json" in baselines
     # the same evaluation reads the thesis benchmarks from the data layer
-    evaluate = planned["ch2_evaluate"][0]
+    evaluate = planned["ch2_evaluate"][0].text
     for key in ("flores_flores200", "bucc_bucc2018", "opus_paracrawl_v5", "manual_mldoc"):
         assert f"results/data/{key}" in evaluate, key

@@ -11,7 +11,7 @@ import shutil
 import pytest
 import yaml
 
-from tests.conftest import REPO, copy_workflow, snakemake
+from tests.conftest import REPO, copy_workflow, planned_jobs, snakemake
 from tests.nmt_helpers import corpus  # noqa: F401
 
 CH8_RULES = [
@@ -92,9 +92,22 @@ def test_trimmed_chapter_8_run_fills_metrics_and_table_8_2(tmp_path, corpus):  #
     assert table_8_1[("opus", "N_zero")]["status"] == "not run"
 
 
+def test_tiny_scale_plans_every_step_as_a_cpu_job(tmp_path):
+    workdir = copy_workflow(tmp_path)
+    result = snakemake(workdir, "-n", "ch8_layernorm", "--config", "chapters=[ch8_layernorm]")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    planned = planned_jobs(result.stdout)
+    assert planned["ch8_train"] and planned["ch8_translate"] and planned["ch8_probe"]
+    for rule, jobs in planned.items():
+        assert all("gpu" not in job.values("resources") for job in jobs), rule
+
+
 def test_full_scale_plans_the_main_grid_and_variants_on_gpus(tmp_path):
     workdir = copy_workflow(tmp_path)
-    result = snakemake(workdir, "-n", "ch8_layernorm", "--config", "scale=full")
+    # --cores: threads as a cluster job gets them (a dry run caps them at its cores)
+    result = snakemake(
+        workdir, "-n", "-p", "--cores", "64", "ch8_layernorm", "--config", "scale=full"
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     counts = dict(re.findall(r"^(ch8_\w+)\s+(\d+)$", result.stdout, re.MULTILINE))
     # 8 systems x 3 seeds x 3 datasets (72) + 72 LayerNorm-simple + 18 Swap-PreNorm + Enc-Last
@@ -124,10 +137,31 @@ def test_full_scale_plans_the_main_grid_and_variants_on_gpus(tmp_path):
     assert counts["ch8_metrics"] == str(163 + 9)
     # BLEURT-20 for every scored run, on a GPU (Table E.9); tiny has no checkpoint
     assert counts["ch8_bleurt"] == str(163 + 9)
-    bleurt_jobs = re.findall(r"rule ch8_bleurt:\n(?:    .*\n)*?    resources: (.*)", result.stdout)
-    assert len(bleurt_jobs) == 163 + 9 and all("gpu=1" in r for r in bleurt_jobs)
-    train_jobs = re.findall(r"rule ch8_train:\n(?:    .*\n)*?    resources: (.*)", result.stdout)
-    assert len(train_jobs) == 163 and all("gpu=1" in r for r in train_jobs)
+    planned = planned_jobs(result.stdout)
+    assert len(planned["ch8_bleurt"]) == 163 + 9 and len(planned["ch8_train"]) == 163
+    # training asks for the thesis's GPUs (base 4, big 8) and passes them on for the batch
+    thesis_gpus = {"opus": "4", "iwslt": "4", "europarl": "8"}
+    for job in planned["ch8_train"]:
+        gpus = thesis_gpus[job.values("wildcards")["dataset"]]
+        resources = job.values("resources")
+        assert (resources["gpu"], resources["runtime"], job["threads"]) == (gpus, "2880", "8")
+        assert f"--gpus {gpus} " in job.text
+    # decoding every direction, states, probes and BLEURT: one GPU each, not a CPU thread
+    for rule, runtime, mem_mb in (
+        ("ch8_translate", "480", "64000"),
+        ("ch8_translate_pivot", "480", "64000"),
+        ("ch8_states", "480", "64000"),
+        ("ch8_probe", "360", "32000"),
+        ("ch8_bleurt", "360", "32000"),
+    ):
+        for job in planned[rule]:
+            resources = job.values("resources")
+            assert (resources.get("gpu"), resources["runtime"], resources["mem_mb"]) == (
+                "1",
+                runtime,
+                mem_mb,
+            ), rule
+    assert all("gpu" not in job.values("resources") for job in planned["ch8_svcca"])  # numpy
     assert (
         "results/ch8_layernorm/opus/prenorm-s-enc-t-dec-w-enc-last/seed10/model/train.json"
         in result.stdout

@@ -35,6 +35,7 @@ pytestmark = [pytest.mark.network, pytest.mark.slow]  # the corpus fetches pinne
 TRIM = {
     "chapters": ["ch2_ems", "ch8_layernorm"],
     "resources.gpu_train.threads": 1,
+    "resources.gpu_eval.threads": 1,
     "data.tiny_corpus.packages": ["sphinx", "django"],
     "data.tiny_corpus.min_segments": 50,
     "data.datasets.laser_tatoeba_v1.languages": ["deu", "fra", "ita", "nld"],

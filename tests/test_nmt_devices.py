@@ -54,8 +54,10 @@ def launch(monkeypatch, tmp_path: Path, gpus_visible: int, run: train.TrainSetti
 def test_training_spans_the_visible_gpus_and_accumulates_for_missing_ones(
     monkeypatch, tmp_path, visible, thesis, world_size, update_freq, max_tokens
 ):
-    run = replace(settings(), gpus=thesis, max_tokens=4096)
-    cfg = launch(monkeypatch, tmp_path, visible, run)["cfg"]
+    run = replace(settings(), gpus=thesis, max_tokens=4096, threads=8)
+    seen = launch(monkeypatch, tmp_path, visible, run)
+    cfg = seen["cfg"]
+    assert seen["kwargs"] == {"threads": 8 // world_size}  # the job's threads, shared
     assert cfg.distributed_training.distributed_world_size == world_size
     assert list(cfg.optimization.update_freq) == [update_freq]
     assert cfg.dataset.max_tokens == max_tokens

@@ -206,7 +206,9 @@ def train(
     resumed = (save_dir / LAST).exists()
     _received.clear()
     with _recording_signals() as received:
-        distributed_utils.call_main(cfg, _rank_main, threads=settings.threads)
+        # the job's threads shared among its ranks
+        threads = max(1, settings.threads // plan.world_size)
+        distributed_utils.call_main(cfg, _rank_main, threads=threads)
     if received:
         raise Preempted(-1, received[0])
     state = torch.load(save_dir / LAST, map_location="cpu", weights_only=False)

@@ -139,9 +139,9 @@ rule ch2_evaluate:
         seed=r"\d+",
     conda:
         MLREP_ENV
-    threads: job_threads("gpu_train")
+    threads: job_threads("gpu_eval")
     resources:
-        **job_resources("gpu_train"),
+        **job_resources("gpu_eval"),
     params:
         flags=flags_from(EMS["evaluate"]),
         settings=lambda wildcards: EMS_SETTINGS,  # holds "{group}": no wildcard
@@ -189,9 +189,9 @@ rule ch2_baseline:
         run="|".join(re.escape(run) for run in EMS_BASELINES) or "(?!)",
     conda:
         MLREP_ENV
-    threads: job_threads("gpu_train")
+    threads: job_threads("gpu_eval")
     resources:
-        **job_resources("gpu_train"),
+        **job_resources("gpu_eval"),
     params:
         spec=lambda wildcards: flags_from(ems_runs.baseline_source(EMS, wildcards.run)),
         flags=flags_from(EMS["evaluate"]),
@@ -220,9 +220,9 @@ rule ch2_grid_evaluate:
         seed=r"\d+",
     conda:
         MLREP_ENV
-    threads: job_threads("cpu_light")
+    threads: job_threads("gpu_eval")
     resources:
-        **job_resources("cpu_light"),
+        **job_resources("gpu_eval"),
     params:
         run=lambda wildcards: ems_runs.GRID_PREFIX + wildcards.point,
         flags=flags_from(EMS["evaluate"]),

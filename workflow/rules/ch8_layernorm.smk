@@ -103,13 +103,14 @@ rule ch8_train:
         MLREP_ENV
     threads: job_threads("gpu_train")
     resources:
-        **job_resources("gpu_train"),
+        **job_resources("gpu_train", gpu=lambda w: CH8["datasets"][w.dataset]["gpus"]),
     params:
         out=lambda wildcards, output: os.path.dirname(output[0]),
         system=lambda w: flags_from(ch8_systems.System.parse(w.run).settings()),
         dataset_flags=lambda w: flags_from(
             ch8_grid.subset(
-                CH8["datasets"][w.dataset], ("arch", "dropout", "lr", "max_epoch")
+                CH8["datasets"][w.dataset],
+                ("arch", "gpus", "dropout", "lr", "max_epoch"),
             )
         ),
         flags=flags_from(CH8["train"]),
@@ -136,9 +137,9 @@ rule ch8_translate:
         **CH8_WILDCARDS,
     conda:
         MLREP_ENV
-    threads: job_threads("cpu_light")
+    threads: job_threads("gpu_decode")
     resources:
-        **job_resources("cpu_light"),
+        **job_resources("gpu_decode"),
     params:
         model=lambda wildcards, input: os.path.dirname(input.model),
         tag=lambda w: ch8_systems.System.parse(w.run).tag,
@@ -163,9 +164,9 @@ rule ch8_translate_pivot:
         **CH8_WILDCARDS,
     conda:
         MLREP_ENV
-    threads: job_threads("cpu_light")
+    threads: job_threads("gpu_decode")
     resources:
-        **job_resources("cpu_light"),
+        **job_resources("gpu_decode"),
     params:
         model=lambda wildcards, input: os.path.dirname(input.model),
         tag=lambda w: ch8_systems.System.parse(CH8["pivot"]).tag,
@@ -192,9 +193,9 @@ rule ch8_states:
         **CH8_WILDCARDS,
     conda:
         MLREP_ENV
-    threads: job_threads("cpu_light")
+    threads: job_threads("gpu_decode")
     resources:
-        **job_resources("cpu_light"),
+        **job_resources("gpu_decode"),
     params:
         model=lambda wildcards, input: os.path.dirname(input.model),
         tag=lambda w: ch8_systems.System.parse(w.run).tag,
@@ -220,9 +221,9 @@ rule ch8_probe:
         subset="sup|zst",
     conda:
         MLREP_ENV
-    threads: job_threads("cpu_light")
+    threads: job_threads("gpu_eval")
     resources:
-        **job_resources("cpu_light"),
+        **job_resources("gpu_eval"),
     params:
         flags=flags_from(CH8["probe"]),
     shell:
@@ -242,9 +243,9 @@ rule ch8_svcca:
         **CH8_WILDCARDS,
     conda:
         MLREP_ENV
-    threads: job_threads("cpu_light")
+    threads: job_threads("default")
     resources:
-        **job_resources("cpu_light"),
+        **job_resources("default"),
     params:
         flags=flags_from(CH8["svcca"]),
     shell:
@@ -286,9 +287,9 @@ rule ch8_bleurt:
         **CH8_ANY_WILDCARDS,
     conda:
         MLREP_ENV
-    threads: job_threads("gpu_train")
+    threads: job_threads("gpu_eval")
     resources:
-        **job_resources("gpu_train"),
+        **job_resources("gpu_eval"),
     params:
         flags=flags_from(CH8["bleurt"]),
         scale=CFG["scale"],

@@ -7,10 +7,18 @@ from mlrep.provenance import source_digest
 MLREP_ENV = "../envs/mlrep.yaml"
 
 
-def job_resources(kind):
-    """Portable resources (mem_mb, runtime, gpu) of a job kind from params.yaml `resources`."""
+def job_resources(kind, gpu=None):
+    """Portable resources (mem_mb, runtime, gpu) of a job kind from params.yaml `resources`.
+
+    `gpu` (a number or a function of the wildcards) is what a step needs beyond its kind's
+    count, e.g. the thesis's GPUs of a dataset's training; it applies only where the kind has
+    GPUs at this scale, so the same rule is a CPU job at tiny.
+    """
     spec = CFG["resources"][kind]
-    return {k: v for k, v in spec.items() if k != "threads" and (k != "gpu" or v > 0)}
+    out = {k: v for k, v in spec.items() if k not in ("threads", "gpu")}
+    if spec.get("gpu", 0) > 0:
+        out["gpu"] = spec["gpu"] if gpu is None else gpu
+    return out
 
 
 def job_threads(kind):
