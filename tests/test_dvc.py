@@ -107,7 +107,7 @@ def project(tmp_path_factory) -> Iterator[Path]:
     run(root, "git", "init", "-q")
     run(root, "dvc", "init", "-q")
     shutil.copy(REPO / ".dvc" / "config", root / ".dvc" / "config")
-    run(root, "mlrep", "report", "dvc-template", "--out", ".dvc/plots-offline.html")
+    run(root, "mlrep", "report", "dvc-template")
     with serve(tatoeba_root()) as server:
         mirror = {"mirrors": {"laser_tatoeba_v1": server.url}, "backoff": 0}
         set_params(root, {**TRIM, "data.download": {**_download_defaults(), **mirror}})

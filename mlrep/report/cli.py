@@ -64,7 +64,7 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def _dvc_template(args: argparse.Namespace) -> int:
-    print(dvc_plots.write_template(args.out))
+    print(dvc_plots.install(args.project))
     return 0
 
 
@@ -107,12 +107,10 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
     template = sub.add_parser(
         "dvc-template",
-        help="write the offline HTML template that `dvc plots show` uses (.dvc/config)",
+        help="make this checkout's `dvc plots show` pages offline: write the HTML template "
+        "into .dvc/ and name it in .dvc/config.local",
     )
     template.add_argument(
-        "--out",
-        type=Path,
-        default=Path(".dvc/plots-offline.html"),
-        help="where to write it (default: .dvc/plots-offline.html, as .dvc/config names it)",
+        "--project", type=Path, default=Path("."), help="the DVC project root (default: .)"
     )
     template.set_defaults(func=_dvc_template)
