@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from mlrep.cli import main
 from tests.browser import CHROMIUM, dump_dom_offline
 from tests.conftest import REPO
 
@@ -75,6 +76,12 @@ def test_the_template_makes_the_page_load_no_script_from_the_network(offline):
     # named in the checkout's own config, which git ignores: the clone stays clean
     assert "plots-offline.html" in (clone / ".dvc" / "config.local").read_text()
     assert run(clone, "git", "status", "--porcelain", "--untracked-files=all", ".dvc") == ""
+
+
+def test_the_template_is_written_only_into_a_dvc_project(tmp_path, capsys):
+    assert main(["report", "dvc-template", "--project", str(tmp_path)]) == 2
+    assert "not a DVC project" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian `chromium` is not installed")

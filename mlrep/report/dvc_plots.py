@@ -19,6 +19,7 @@ from pathlib import Path
 import vl_convert
 from dvc.config import Config
 
+from mlrep.errors import MlrepError
 from mlrep.io import atomic_write_text
 
 TEMPLATE = "plots-offline.html"  # in the project's .dvc folder, beside config.local
@@ -56,6 +57,8 @@ def install(project: Path) -> Path:
     """Write the template into `project`'s .dvc folder and name it in ``.dvc/config.local``
     (``plots.html_template``), so that this checkout's ``dvc plots show`` pages work offline."""
     dvc_dir = project / ".dvc"
+    if not dvc_dir.is_dir():
+        raise MlrepError(f"{project} is not a DVC project (no .dvc folder): pass --project ROOT")
     path = dvc_dir / TEMPLATE
     atomic_write_text(path, offline_template())
     with Config(dvc_dir=dvc_dir).edit("local") as config:
