@@ -64,7 +64,7 @@ def offline(tmp_path_factory) -> Path:
 def test_plots_show_works_in_a_clone_without_the_offline_template(clone):
     assert not (clone / ".dvc" / "plots-offline.html").exists()
     page = plots_page(clone)
-    assert "vegaEmbed('#results_ch2_ems_ems_seed1_loss_tsv'" in page
+    assert "vegaEmbed('#results_ch2_ems_ems_seed1_model_loss_tsv'" in page
     assert "cdn.jsdelivr" in page  # DVC's own page: vega from the CDN
 
 
@@ -72,7 +72,7 @@ def test_the_template_makes_the_page_load_no_script_from_the_network(offline):
     page, clone = offline.read_text(), offline.parents[1]
     assert re.findall(r"<script[^>]+src=", page) == []
     assert "cdn.jsdelivr" not in page
-    assert "vegaEmbed('#results_ch2_ems_ems_seed1_loss_tsv'" in page
+    assert "vegaEmbed('#results_ch2_ems_ems_seed1_model_loss_tsv'" in page
     # named in the checkout's own config, which git ignores: the clone stays clean
     assert "plots-offline.html" in (clone / ".dvc" / "config.local").read_text()
     assert run(clone, "git", "status", "--porcelain", "--untracked-files=all", ".dvc") == ""
@@ -88,7 +88,7 @@ def test_the_template_is_written_only_into_a_dvc_project(tmp_path, capsys):
 def test_the_plot_is_drawn_in_a_browser_without_network(offline, tmp_path):
     dom, foreign = dump_dom_offline(offline, tmp_path)
     # vega-embed replaced the empty div with a drawn chart (an SVG of marks)
-    assert re.search(r'<div id="results_ch2_ems_ems_seed1_loss_tsv"[^>]*vega-embed', dom)
+    assert re.search(r'<div id="results_ch2_ems_ems_seed1_model_loss_tsv"[^>]*vega-embed', dom)
     assert 'class="marks"' in dom
     assert foreign == set()
 
