@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -85,6 +87,32 @@ def snakemake(workdir: Path, *args: str, timeout: int = 900, env: dict | None = 
         timeout=timeout,
         check=False,
     )
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    """One job of a dry run's listing: its rule, wildcards and resources."""
+
+    rule: str
+    wildcards: dict[str, str]
+    resources: dict[str, str]
+    text: str
+
+
+def planned_jobs(stdout: str) -> list[PlannedJob]:
+    """The jobs a `snakemake -n` run lists (its ``rule X:`` blocks), in order."""
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", stdout):
+        match = re.match(r"(?:local)?rule (\w+):", block)
+        if not match:
+            continue
+        fields = dict(re.findall(r"^ +(wildcards|resources): (.*)$", block, re.MULTILINE))
+        wildcards, resources = (
+            dict(item.split("=", 1) for item in fields.get(name, "").split(", ") if "=" in item)
+            for name in ("wildcards", "resources")
+        )
+        jobs.append(PlannedJob(match.group(1), wildcards, resources, block))
+    return jobs
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ EMS_POINTS = "|".join(re.escape(point) for point in ems_runs.grid_points(EMS))
 EMS_BASELINES = ems_runs.baseline_runs(EMS)
 # what every evaluation reads besides its encoder, and the settings as the CLI takes them
 EMS_SCORING = {
-    "tatoeba": str(PATHS.dataset(EMS["tatoeba"])),
+    "tatoeba": str(PATHS.benchmark(EMS["tatoeba"])),
     "benchmarks": [
         str(PATHS.dataset(k))
         for k in ems_runs.benchmark_datasets(EMS["benchmarks"]).values()
