@@ -59,7 +59,7 @@ def test_a_stand_in_has_the_benchmark_layout_and_says_what_it_stands_in_for(tmp_
         "sha256": sha256_file(source / "manifest.json"),
     }
     assert info["codes"] == {"jpn": "ja", "deu": "de"}
-    assert "add jav to data.stand_ins.laser_tatoeba_v1.codes" in info["missing"]["jav"]
+    assert "no corpus code for it in data.stand_ins.laser_tatoeba_v1" in info["missing"]["jav"]
     # the held-out split only, aligned, in corpus order; a short language keeps every pair
     jpn = (out / "test.jpn-eng.jpn").read_text().splitlines()
     eng = (out / "test.jpn-eng.eng").read_text().splitlines()

@@ -29,6 +29,7 @@ def fetch_values(config: dict[str, Any], key: str) -> dict[str, Any]:
     values["languages"] = section.get("languages", "all")
     values["mirror"] = download_section["mirrors"].get(key, "")
     values["lock"] = download_section.get("lock", "")
+    values["registry"] = config["data"].get("registry", "")
     return values
 
 
@@ -37,6 +38,7 @@ def normalize_values(config: dict[str, Any], key: str) -> dict[str, Any]:
     section = config["data"]["datasets"].get(key) or {}
     values = {k: section.get(k, v) for k, v in asdict(Filters()).items()}
     values["languages"] = section.get("languages", "all")
+    values["registry"] = config["data"].get("registry", "")
     return values
 
 
@@ -66,6 +68,19 @@ def _languages(args: argparse.Namespace, section: dict[str, Any]) -> list[str] |
     return None if not value or value == ["all"] else list(value)
 
 
+def _registry(args: argparse.Namespace) -> dict[str, registry.Dataset]:
+    """The package's registry plus the entries of --registry, else of the params file's
+    ``data.registry``."""
+    extra = args.registry
+    if extra is None and args.params.exists():
+        extra = resolved_params(args.params)["data"]["registry"]
+    return registry.load(extra)
+
+
+def _dataset(args: argparse.Namespace) -> registry.Dataset:
+    return registry.get(args.key, _registry(args))
+
+
 def _lock(args: argparse.Namespace) -> registry.Lock:
     """The lock file named by --lock ('' or absent: the package's registry-lock.yaml)."""
     return registry.Lock(Path(args.lock) if args.lock else registry.DEFAULT_LOCK)
@@ -74,7 +89,7 @@ def _lock(args: argparse.Namespace) -> registry.Lock:
 def _list(args: argparse.Namespace) -> int:
     lock = _lock(args)
     rows = []
-    for dataset in registry.load().values():
+    for dataset in _registry(args).values():
         if args.chapter and args.chapter not in dataset.chapters:
             continue
         rows.append(
@@ -100,7 +115,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    dataset = registry.get(args.key)
+    dataset = _dataset(args)
     _, values = effective(args, "data.download", _POLICY_KEYS)
     mirror = args.mirror
     if mirror is None and args.params.exists():
@@ -144,7 +159,7 @@ def _selection(args: argparse.Namespace) -> tuple[Filters, list[str] | None, dic
 
 
 def _normalize(args: argparse.Namespace) -> int:
-    dataset = registry.get(args.key)
+    dataset = _dataset(args)
     filters, languages, config = _selection(args)
     metadata = readers.normalize(dataset, args.raw, args.out, languages, filters, config)
     summary = {name: _kept(info) for name, info in metadata["pairs"].items()}
@@ -172,7 +187,7 @@ def _stand_in_settings(args: argparse.Namespace) -> stand_in.Settings:
 
 
 def _stand_in(args: argparse.Namespace) -> int:
-    dataset = registry.get(args.key)
+    dataset = _dataset(args)
     filters, languages, config = _selection(args)
     settings = _stand_in_settings(args)
     config["data"]["stand_ins"] = {args.key: {"corpus": args.corpus.name, **asdict(settings)}}
@@ -206,14 +221,22 @@ def _extract(args: argparse.Namespace) -> int:
 def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     data = top.add_parser("data", help="dataset registry: list, fetch, normalise")
     sub = data.add_subparsers(dest="data_command", required=True)
-    lock = argparse.ArgumentParser(add_help=False)
+    entries = argparse.ArgumentParser(add_help=False)
+    entries.add_argument(
+        "--registry",
+        help="YAML file of more registry entries ('': the package's only; default: the "
+        "params file's data.registry)",
+    )
+    lock = argparse.ArgumentParser(add_help=False, parents=[entries])
     lock.add_argument(
         "--lock",
         default="",
         help="trust-on-first-use lock file ('' or absent: the package's registry-lock.yaml)",
     )
 
-    listing = sub.add_parser("list", parents=[lock], help="every dataset, licence, checksum status")
+    listing = sub.add_parser(
+        "list", parents=[common, lock], help="every dataset, licence, checksum status"
+    )
     listing.add_argument("--chapter", help="only datasets of this params.yaml chapter section")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.set_defaults(func=_list)
@@ -232,7 +255,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     fetch.set_defaults(func=_fetch)
 
     # what `normalize` and `stand-in` share: the dataset, its languages, its content filters
-    selection = argparse.ArgumentParser(add_help=False)
+    selection = argparse.ArgumentParser(add_help=False, parents=[entries])
     selection.add_argument("key", help="registry key")
     selection.add_argument("--out", type=Path, required=True, help="output folder (atomic)")
     selection.add_argument("--languages", nargs="+", help="languages to write, or 'all'")

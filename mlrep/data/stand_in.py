@@ -121,7 +121,7 @@ def cut(
             corpus_code = settings.codes.get(code)
             stem = f"{settings.split}.en-{corpus_code}"
             if corpus_code is None:
-                missing[code] = f"no corpus code: add {code} to data.stand_ins.{dataset.key}.codes"
+                missing[code] = f"no corpus code for it in data.stand_ins.{dataset.key}.codes"
             elif not (corpus / f"{stem}.en").is_file():
                 missing[code] = f"{corpus.name} has no {stem}.{{en,{corpus_code}}}"
             else:

@@ -12,7 +12,7 @@ import os
 from mlrep.data import registry as data_registry
 from mlrep.data.registry_cli import fetch_values, normalize_values, stand_in_values
 
-DATA_REGISTRY = data_registry.load()
+DATA_REGISTRY = data_registry.load(CFG["data"]["registry"])
 STAND_INS = CFG["data"]["stand_ins"]
 
 
