@@ -98,7 +98,7 @@ def test_tables_measured_on_a_stand_in_say_so_in_caption_and_provenance(tmp_path
     run = write_metrics(tmp_path / "results", "ch2_ems", "ems", 1, {"tatoeba_deu": 50.0}).parent
     monkeypatch.chdir(tmp_path)
     tatoeba = "results/data/stand_ins/laser_tatoeba_v1"
-    argv = ["mlrep", "embed", "evaluate", "--tatoeba", tatoeba, "--out", f"{run}/metrics.json"]
+    argv = ["mlrep", "ch2", "evaluate", "--tatoeba", tatoeba, "--out", f"{run}/metrics.json"]
     monkeypatch.setattr(sys, "argv", argv)
     recorded = record(run, "embed evaluate", {"scale": "tiny"})["data"][tatoeba]
     assert recorded["stand_in"] == {k: info[k] for k in ("benchmark", "corpus", "split")}

@@ -51,7 +51,7 @@ def test_one_switch_reads_the_real_benchmark_at_tiny_and_full_reads_it_by_defaul
     for name, result in plans.items():
         assert result.returncode == 0, (name, result.stdout[-3000:] + result.stderr[-3000:])
         jobs = planned_jobs(result.stdout)
-        reads = " ".join(job.text for job in jobs if job.rule == "ems_evaluate")
+        reads = " ".join(job.text for job in jobs if job.rule == "ch2_evaluate")
         fetched = {job.wildcards.get("key") for job in jobs if job.rule == "dataset_fetch"}
         if name == "tiny":
             assert stand_in in reads and real not in reads
