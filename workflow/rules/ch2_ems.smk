@@ -123,8 +123,9 @@ rule ch2_train:
 
 
 rule ch2_evaluate:
-    """Tatoeba P@1 per language (real benchmark), held-out P@1 and the benchmarks of one run's
-    encoder (a GPU job at full: BUCC and ParaCrawl embed millions of sentences)."""
+    """Tatoeba P@1 per language (the benchmark, or at tiny its stand-in), held-out P@1 and
+    the benchmarks of one run's encoder (a GPU job at full: BUCC and ParaCrawl embed millions
+    of sentences)."""
     input:
         unpack(lambda wildcards: EMS_SCORING),
         model=rules.ch2_train.output.model,
