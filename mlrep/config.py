@@ -364,7 +364,8 @@ def load(
     schema = load_yaml(schema_path)
     names = scale_names(schema)
     checked = coerce_override_strings(params, schema, names)
-    entries = registry.load()
+    # the user's own entries (data.registry) count as registry keys in the cross-key checks
+    entries = registry.load(checked.get("data", {}).get("registry") or None)
     for name in names:
         problems = _problems(checked, schema, name, entries)
         if problems:
