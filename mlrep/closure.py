@@ -10,7 +10,8 @@ Where a closure starts: the handlers that the real parser sets for the verb (``f
 a handler's own module only the definitions the handler reaches count (an area's cli.py holds
 every verb of that area, and `mlrep.cli` imports every area); every module reached from there
 counts whole, with the imports inside its functions, relative imports, ``from package import
-submodule``, and a string naming an mlrep module (``resources.files("mlrep.data")``).
+submodule``, and ``importlib.import_module("mlrep.x")``. A package that only runs because one
+of its modules is imported counts with what it does at import time.
 
 Data files: a path that code builds from its own location (``Path(__file__).parent / "x.yaml"``,
 ``resources.files("mlrep.report") / "claims.yaml"``, ``.joinpath(...)``, directly or through a
@@ -102,44 +103,55 @@ class Package:
         return self._trees[path]
 
     def closure(self, roots: Roots) -> dict[str, str]:
-        """Every source the roots reach: repository-relative path -> the digest of what it does."""
-        sources: dict[str, str] = {}
+        """Every source the roots reach: repository-relative path -> the digest of what it does.
+
+        A module that code names (``import m``, ``from m import f``) counts whole; a package
+        that only runs because one of its modules is imported (``mlrep.chapters`` for ``from
+        mlrep.chapters.ch2_ems import runs``) counts with what it does at import time only.
+        """
+        whole: set[str] = set()
+        parts: dict[str, frozenset[str]] = {}
         data: set[Path] = set()
-        queue = [name for name, names in roots.items() if names is None]
-        for name, names in roots.items():
-            path = self.module_path(name)
-            if names is None or path is None:
-                continue
-            nodes = _reach(self.tree(path), names)
-            sources[self._relative(path)] = _sha256("\n".join(ast.dump(node) for node in nodes))
-            modules, files = self._dependencies(name, path, nodes)
-            queue.extend(modules)
-            queue.extend(
-                name.rsplit(".", i)[0] for i in range(1, name.count(".") + 1)
-            )  # its packages run first
-            data |= files
-        done: set[str] = set()
+        queue: list[tuple[str, frozenset[str] | None]] = list(roots.items())
         while queue:
-            name = queue.pop()
+            name, names = queue.pop()
             path = self.module_path(name)
-            if name in done or path is None:
+            if path is None or name in whole:
                 continue
-            done.add(name)
-            if name not in self._modules:
-                tree = self.tree(path)
-                self._modules[name] = (
-                    _sha256(ast.dump(tree)),
-                    *self._dependencies(name, path, [tree]),
-                )
-            # the whole module wins over a part of it
-            sources[self._relative(path)], modules, files = self._modules[name]
-            queue.extend(modules)
+            if names is None:
+                whole.add(name)
+                modules, files = self._whole(name, path)[1:]
+            elif name not in parts or not names <= parts[name]:
+                parts[name] = parts.get(name, frozenset()) | names
+                modules, files = self._dependencies(name, path, self._part(path, parts[name]))
+            else:
+                continue
+            queue.extend((module, None) for module in modules)
+            queue.extend((parent, frozenset()) for parent in _parents(name))
             data |= files
+        sources = {
+            self._relative(path): _sha256("\n".join(map(ast.dump, self._part(path, names))))
+            for name, names in parts.items()
+            if name not in whole and (path := self.module_path(name)) is not None
+        }
+        for name in whole:
+            path = self.module_path(name)
+            sources[self._relative(path)] = self._whole(name, path)[0]
         for path in data:
             if path not in self._contents:
                 self._contents[path] = _content(path)
             sources[self._relative(path)] = self._contents[path]
         return sources
+
+    def _whole(self, name: str, path: Path) -> tuple[str, set[str], set[Path]]:
+        """A whole module's digest and the modules and data files it uses."""
+        if name not in self._modules:
+            tree = self.tree(path)
+            self._modules[name] = (_sha256(ast.dump(tree)), *self._dependencies(name, path, [tree]))
+        return self._modules[name]
+
+    def _part(self, path: Path, names: frozenset[str]) -> list[ast.AST]:
+        return _reach(self.tree(path), names)
 
     def _relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -156,8 +168,8 @@ class Package:
         for node in (n for top in nodes for n in ast.walk(top)):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 modules |= self._imported(node, package)
-            elif isinstance(node, ast.Constant) and self.module_path(str(node.value)):
-                modules.add(node.value)
+            elif (imported := _imported_by_name(node)) and self.module_path(imported):
+                modules.add(imported)
             located = _located(node, path, constants, self._package_directory)
             if located is not None:
                 found.append((node, located[0]))
@@ -173,20 +185,23 @@ class Package:
         return modules, files
 
     def _imported(self, node: ast.Import | ast.ImportFrom, package: str) -> set[str]:
-        """The package's modules an import statement runs: each named module and its parents."""
+        """The package's modules an import statement names (their packages follow from them).
+
+        ``import a.b`` names `a` and `a.b` (code reaches both as attributes); ``from a import
+        b`` names `a.b` when it is a module, else `a`, the module `b` is read from.
+        """
         if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
+            names = {p for alias in node.names for p in [*_parents(alias.name), alias.name]}
         else:
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *([base] if base else [])])
-            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
-        modules = set()
-        for dotted in names:
-            parts = dotted.split(".")
-            modules.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
-        return {m for m in modules if self.module_path(m)}
+            submodules = {f"{base}.{alias.name}" for alias in node.names}
+            names = {m for m in submodules if self.module_path(m)}
+            if len(names) < len(submodules):
+                names.add(base)
+        return {m for m in names if self.module_path(m)}
 
     def _package_directory(self, name: str) -> Path | None:
         path = self.module_path(name)
@@ -262,6 +277,24 @@ class Verbs:
                 raise ValueError(f"{self.parser.prog} has no verb {verb!r}")
             parsers.append(children[word])
         return parsers
+
+
+def _imported_by_name(node: ast.AST) -> str | None:
+    """The module ``import_module("a.b")`` or ``__import__("a.b")`` imports, if `node` is one."""
+    if not isinstance(node, ast.Call) or len(node.args) != 1:
+        return None
+    function = node.func
+    called = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+    argument = node.args[0]
+    if called in {"import_module", "__import__"} and isinstance(argument, ast.Constant):
+        return str(argument.value)
+    return None
+
+
+def _parents(name: str) -> list[str]:
+    """The packages that run before module `name` (``a.b.c`` -> ``a``, ``a.b``)."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
