@@ -20,10 +20,10 @@ rule chapter_summary:
     resources:
         **job_resources("cpu_light"),
     params:
+        code=code_version("report summary"),
         # the folder the chapter's runs live in (a function: a folder, not a file input)
         results=lambda wildcards: str(PATHS.results),
         scale=CFG["scale"],
-        code=code_version("report/summary", "report/metrics"),
     shell:
         "mlrep report summary --chapter {wildcards.chapter} --results {params.results} "
         "--out {output} --scale {params.scale} > {log} 2>&1"
