@@ -6,12 +6,16 @@ of the closure of the verb its shell command runs. A change to a module then rer
 jobs whose verb reaches it, and the deps of each DVC stage are checked against the same closures.
 
 Where a closure starts: the handlers that the real parser sets for the verb (``func``, and
-``subcommand`` for ``mlrep align``'s subcommands) and the ``type`` functions of its options. In
-a handler's own module only the definitions the handler reaches count (an area's cli.py holds
-every verb of that area, and `mlrep.cli` imports every area); every module reached from there
-counts whole, with the imports inside its functions, relative imports, ``from package import
-submodule``, and ``importlib.import_module("mlrep.x")``. A package that only runs because one
-of its modules is imported counts with what it does at import time.
+``subcommand`` for ``mlrep align``'s subcommands) and the ``type`` functions of its options, in
+their modules only the definitions they reach (an area's cli.py holds every verb of that area,
+and `mlrep.cli` imports every area). From there it follows every import, those inside
+functions too, relative imports, and ``importlib.import_module`` (of an f-string: every module
+it may name). A module counts whole where code holds the module itself (``import m``, ``from
+pkg import m``); ``from m import f`` counts the definition of `f` and what it reaches. Either
+way the module's import-time statements count (a call at the top level), and a package that
+only runs because one of its modules is imported counts with those alone. What code only
+reaches through names that its process imports for other verbs (`mlrep.cli` imports them all)
+does not count: an import-time side effect elsewhere is no part of a verb's code.
 
 Data files: a path that code builds from its own location (``Path(__file__).parent / "x.yaml"``,
 ``resources.files("mlrep.report") / "claims.yaml"``, ``.joinpath(...)``, directly or through a
@@ -19,10 +23,10 @@ module constant) is read by that module. A folder counts with every file in it, 
 files as modules: the fairseq plugins that ``--user-dir`` loads are reached this way.
 
 What is hashed is what the code does, not its text: each module's syntax tree without docstrings
-(``ast.dump``: comments and layout never reach it; only the reached definitions of a handler's
-own module), the verb's options (flags, defaults, choices, types; not their help), and each data
-file: YAML parsed (its comments and layout do not count, nor a JSON Schema's annotations such as
-``description``), any other file by its bytes.
+(``ast.dump``: comments and layout never reach it; of a module reached by names, only the
+statements reached), the verb's options (flags, defaults, choices, types; not their help), and
+each data file: YAML parsed (its comments and layout do not count, nor a JSON Schema's
+annotations such as ``description``), any other file by its bytes.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import functools
 import hashlib
 import inspect
 import json
+import re
 import shlex
 from collections.abc import Callable, Iterable, Iterator, KeysView, Mapping, ValuesView
 from dataclasses import dataclass
@@ -79,7 +84,8 @@ class Package:
         self.root = self.directory.parent  # closure paths are relative to it (the repository)
         self._trees: dict[Path, ast.Module] = {}
         # a whole module's digest and the modules and data files it uses
-        self._modules: dict[str, tuple[str, set[str], set[Path]]] = {}
+        self._modules: dict[str, tuple[str, Roots, set[Path]]] = {}
+        self._parts: dict[tuple[Path, frozenset[str]], list[ast.AST]] = {}
         self._contents: dict[Path, str] = {}
 
     def module_path(self, name: str) -> Path | None:
@@ -93,6 +99,12 @@ class Package:
                 return path
         return None
 
+    @functools.cached_property
+    def modules(self) -> list[str]:
+        """Every module of the package."""
+        files = self.directory.rglob("*.py")
+        return sorted(self.module_name(p) for p in files if "__pycache__" not in p.parts)
+
     def module_name(self, path: Path) -> str:
         parts = path.relative_to(self.directory).with_suffix("").parts
         return ".".join([self.name, *parts[: -1 if parts[-1] == "__init__" else None]])
@@ -105,9 +117,11 @@ class Package:
     def closure(self, roots: Roots) -> dict[str, str]:
         """Every source the roots reach: repository-relative path -> the digest of what it does.
 
-        A module that code names (``import m``, ``from m import f``) counts whole; a package
-        that only runs because one of its modules is imported (``mlrep.chapters`` for ``from
-        mlrep.chapters.ch2_ems import runs``) counts with what it does at import time only.
+        A module counts whole where code holds the module itself (``import m``, ``from pkg
+        import m``); where code imports names from it (``from m import f``), the definitions
+        of those names count and what they reach, with the module's import-time statements;
+        a package that only runs because one of its modules is imported (``mlrep.chapters``
+        for ``from mlrep.chapters.ch2_ems import runs``) counts with those statements alone.
         """
         whole: set[str] = set()
         parts: dict[str, frozenset[str]] = {}
@@ -120,13 +134,13 @@ class Package:
                 continue
             if names is None:
                 whole.add(name)
-                modules, files = self._whole(name, path)[1:]
+                uses, files = self._whole(name, path)[1:]
             elif name not in parts or not names <= parts[name]:
                 parts[name] = parts.get(name, frozenset()) | names
-                modules, files = self._dependencies(name, path, self._part(path, parts[name]))
+                uses, files = self._dependencies(name, path, self._part(path, parts[name]))
             else:
                 continue
-            queue.extend((module, None) for module in modules)
+            queue.extend(uses.items())
             queue.extend((parent, frozenset()) for parent in _parents(name))
             data |= files
         sources = {
@@ -143,33 +157,38 @@ class Package:
             sources[self._relative(path)] = self._contents[path]
         return sources
 
-    def _whole(self, name: str, path: Path) -> tuple[str, set[str], set[Path]]:
-        """A whole module's digest and the modules and data files it uses."""
+    def _whole(self, name: str, path: Path) -> tuple[str, Roots, set[Path]]:
+        """A whole module's digest and the modules (and their names) and data files it uses."""
         if name not in self._modules:
             tree = self.tree(path)
             self._modules[name] = (_sha256(ast.dump(tree)), *self._dependencies(name, path, [tree]))
         return self._modules[name]
 
     def _part(self, path: Path, names: frozenset[str]) -> list[ast.AST]:
-        return _reach(self.tree(path), names)
+        if (path, names) not in self._parts:
+            self._parts[path, names] = _reach(self.tree(path), names)
+        return self._parts[path, names]
 
     def _relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
     def _dependencies(
         self, name: str, path: Path, nodes: Iterable[ast.AST]
-    ) -> tuple[set[str], set[Path]]:
-        """The modules and data files that `nodes` of module `name` (file `path`) use."""
+    ) -> tuple[Roots, set[Path]]:
+        """The modules (and their names) and data files that `nodes` of module `name` (file
+        `path`) use."""
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         constants = _constants(self.tree(path))
-        modules: set[str] = set()
+        uses: Roots = {}
         found: list[tuple[ast.AST, Path]] = []
         inner: set[int] = set()  # operands of a longer path expression
         for node in (n for top in nodes for n in ast.walk(top)):
             if isinstance(node, ast.Import | ast.ImportFrom):
-                modules |= self._imported(node, package)
-            elif (imported := _imported_by_name(node)) and self.module_path(imported):
-                modules.add(imported)
+                for module, names in self._imported(node, package).items():
+                    _use(uses, module, names)
+            elif (pattern := _imported_by_name(node)) is not None:
+                for module in filter(pattern.fullmatch, self.modules):
+                    _use(uses, module, None)
             located = _located(node, path, constants, self._package_directory)
             if located is not None:
                 found.append((node, located[0]))
@@ -179,29 +198,31 @@ class Package:
             if id(node) not in inner:
                 for file in self._files(target):
                     if file.suffix == ".py":
-                        modules.add(self.module_name(file))
+                        _use(uses, self.module_name(file), None)
                     else:
                         files.add(file)
-        return modules, files
+        return uses, files
 
-    def _imported(self, node: ast.Import | ast.ImportFrom, package: str) -> set[str]:
-        """The package's modules an import statement names (their packages follow from them).
-
-        ``import a.b`` names `a` and `a.b` (code reaches both as attributes); ``from a import
-        b`` names `a.b` when it is a module, else `a`, the module `b` is read from.
-        """
+    def _imported(self, node: ast.Import | ast.ImportFrom, package: str) -> Roots:
+        """The package's modules an import statement uses (their packages follow from them):
+        ``import a.b`` holds `a` and `a.b` whole (code reaches both as attributes); ``from a
+        import b`` holds the module `a.b` whole, or else the name `b` of `a`."""
+        uses: Roots = {}
         if isinstance(node, ast.Import):
-            names = {p for alias in node.names for p in [*_parents(alias.name), alias.name]}
+            for alias in node.names:
+                for module in [*_parents(alias.name), alias.name]:
+                    _use(uses, module, None)
         else:
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *([base] if base else [])])
-            submodules = {f"{base}.{alias.name}" for alias in node.names}
-            names = {m for m in submodules if self.module_path(m)}
-            if len(names) < len(submodules):
-                names.add(base)
-        return {m for m in names if self.module_path(m)}
+            for alias in node.names:
+                if self.module_path(f"{base}.{alias.name}"):
+                    _use(uses, f"{base}.{alias.name}", None)
+                else:
+                    _use(uses, base, None if alias.name == "*" else frozenset({alias.name}))
+        return {module: names for module, names in uses.items() if self.module_path(module)}
 
     def _package_directory(self, name: str) -> Path | None:
         path = self.module_path(name)
@@ -279,16 +300,35 @@ class Verbs:
         return parsers
 
 
-def _imported_by_name(node: ast.AST) -> str | None:
-    """The module ``import_module("a.b")`` or ``__import__("a.b")`` imports, if `node` is one."""
-    if not isinstance(node, ast.Call) or len(node.args) != 1:
+def _use(uses: Roots, module: str, names: frozenset[str] | None) -> None:
+    """Add `names` of `module` (None: all of it) to `uses`."""
+    previous = uses.get(module, frozenset())
+    uses[module] = None if names is None or previous is None else previous | names
+
+
+def _imported_by_name(node: ast.AST) -> re.Pattern | None:
+    """The names of the modules ``import_module(name)`` or ``__import__(name)`` may import.
+
+    A constant is one module; an f-string any module its constant parts fit
+    (``f"{chapter.home}.metrics"``: every ``….metrics``); any other expression any module.
+    """
+    if not isinstance(node, ast.Call) or not node.args:
         return None
     function = node.func
     called = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+    if called not in {"import_module", "__import__"}:
+        return None
     argument = node.args[0]
-    if called in {"import_module", "__import__"} and isinstance(argument, ast.Constant):
-        return str(argument.value)
-    return None
+    if isinstance(argument, ast.Constant):
+        return re.compile(re.escape(str(argument.value)))
+    if isinstance(argument, ast.JoinedStr):
+        return re.compile(
+            "".join(
+                re.escape(str(part.value)) if isinstance(part, ast.Constant) else ".+"
+                for part in argument.values
+            )
+        )
+    return re.compile(".*")
 
 
 def _parents(name: str) -> list[str]:
@@ -322,8 +362,7 @@ def _add_root(roots: Roots, function: Callable, package: Package) -> None:
         name = f"@{code.co_firstlineno}"  # a lambda or nested function: the one on that line
     else:
         name = None
-    previous = roots.get(module, frozenset())
-    roots[module] = None if name is None or previous is None else previous | {name}
+    _use(roots, module, None if name is None else frozenset({name}))
 
 
 def _options(parsers: list[argparse.ArgumentParser]) -> str:

@@ -56,7 +56,7 @@ def build_parser(default=1):
     other.set_defaults(func=_other)
     return parser
 ''',
-    "util.py": "def helper(x):\n    return x + 1\n",
+    "util.py": "def helper(x):\n    return x + 1\n\n\ndef unused():\n    return 0\n",
     "shared.py": "VALUE = 3\n",
     "unrelated.py": "def go(x):\n    return x\n",
     "engine.py": """
@@ -73,8 +73,11 @@ PLUGINS = Path(__file__).parent / "plugins"
 def run(x):
     # a comment
     table = resources.files("synth.sub").joinpath("table.yaml").read_text()
+    kind = "a"
     extra = importlib.import_module("synth.dynamic").VALUE
-    return deep.twice(x) + len(table) + len(CONFIG.read_text()) + extra
+    extra += importlib.import_module(f"synth.{kind}_plugin").VALUE
+    user_dir = str(PLUGINS)  # where fairseq would load plugins from (--user-dir)
+    return deep.twice(x) + len(table) + len(CONFIG.read_text()) + extra + len(user_dir)
 """,
     "config.yaml": "# settings\nsize: 2\n",
     # a package that runs only because its module `deep` is imported
@@ -89,6 +92,7 @@ def notes():
 """,
     "sub/notes.txt": "hello\n",
     "dynamic.py": "VALUE = 1\n",
+    "a_plugin.py": "VALUE = 1\n",
     "sub/deep.py": "def twice(x):\n    return 2 * x\n",
     "sub/table.yaml": "rows: [1, 2]\n",
     "plugins/__init__.py": "import synth.plugged  # noqa: F401\n",
@@ -151,6 +155,7 @@ def test_data_files_and_plugin_folders_located_from_code_are_in_the_closure(synt
         ("cli.py", "def _run(args):", "\n\ndef _run(args):  # spaced out"),
         ("cli.py", "    return unrelated.go(shared.VALUE)", "    return unrelated.go(0)"),
         ("unrelated.py", "return x", "return -x"),
+        ("util.py", "return 0", "return 1"),  # `run` imports helper from util, not unused
         ("config.yaml", "# settings", "# the settings, explained"),
         ("sub/table.yaml", "rows: [1, 2]", "rows:\n  - 1\n  - 2"),
         ("sub/__init__.py", "return NOTES.read_text()", "return ''"),  # never called
@@ -171,10 +176,12 @@ def test_edits_that_do_not_change_what_run_does_keep_its_digest(synth, file, old
         ("cli.py", "run(helper(args.x))", "run(helper(args.x + 1))"),
         ("cli.py", 't == "yes"', 't == "true"'),  # the option's type, a lambda in build_parser
         ("util.py", "x + 1", "x + 2"),
+        ("util.py", "def unused", "print('imported')\n\n\ndef unused"),  # at import time
         ("config.yaml", "size: 2", "size: 3"),
         ("sub/table.yaml", "[1, 2]", "[1, 2, 3]"),
         ("plugged.py", "True", "False"),
         ("dynamic.py", "1", "2"),  # importlib.import_module("synth.dynamic")
+        ("a_plugin.py", "1", "2"),  # importlib.import_module(f"synth.{kind}_plugin")
         ("sub/__init__.py", "def notes():", "print('imported')\n\n\ndef notes():"),
     ],
 )
