@@ -52,6 +52,21 @@ Roots = dict[str, frozenset[str] | None]
 # JSON Schema keywords that annotate and never validate.
 SCHEMA_ANNOTATIONS = frozenset({"description", "title", "$comment", "examples"})
 SCHEMA_SUFFIXES = (".schema.yaml", ".schema.yml")
+# Decorators that only wrap what they decorate: a definition under them does nothing at import.
+PURE_DECORATORS = frozenset(
+    {
+        "cache",
+        "cached_property",
+        "classmethod",
+        "contextmanager",
+        "dataclass",
+        "lru_cache",
+        "property",
+        "staticmethod",
+        "total_ordering",
+        "wraps",
+    }
+)
 # libyaml's loader where there is one: the same data, parsed in a fraction of the time
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -419,8 +434,9 @@ def _reach(tree: ast.Module, names: frozenset[str]) -> list[ast.AST]:
     A name ``@<line>`` is the lambda or nested function defined on that line (an option's
     ``type`` made inside ``register``). An import statement counts one name at a time, so
     reaching ``data`` in ``from mlrep.nmt import data, prepare`` reaches `mlrep.nmt.data` and
-    not `prepare`. Statements that bind no name (a call at import time) always count, except
-    the ``if __name__ == "__main__"`` block.
+    not `prepare`. A statement that does something at import time always counts (a call, a
+    loop, a definition under a decorator that may register it: ``@register_model``), except
+    the ``if __name__ == "__main__"`` block; an assignment counts where its name is used.
     """
     lines = {int(name[1:]) for name in names if name.startswith("@")}
     units: list[tuple[set[str], ast.AST]] = [
@@ -434,6 +450,8 @@ def _reach(tree: ast.Module, names: frozenset[str]) -> list[ast.AST]:
             for alias in statement.names:
                 single = type(statement)(**{**vars(statement), "names": [alias]})
                 units.append(({_bound_by_alias(alias)}, single))
+        elif _runs_at_import(statement):
+            units.append((set(), statement))
         elif not _is_main_guard(statement):
             units.append((_bound(statement), statement))
     wanted, reached = set(names), set()
@@ -445,6 +463,29 @@ def _reach(tree: ast.Module, names: frozenset[str]) -> list[ast.AST]:
         reached |= new
         wanted |= {n.id for i in new for n in ast.walk(units[i][1]) if isinstance(n, ast.Name)}
     return [unit for i, (_, unit) in enumerate(units) if i in reached]
+
+
+def _runs_at_import(statement: ast.stmt) -> bool:
+    """Whether a top-level statement may do more at import time than bind its names."""
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return any(_decorator_name(d) not in PURE_DECORATORS for d in statement.decorator_list)
+    if isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
+        return False
+    if isinstance(statement, ast.Import | ast.ImportFrom | ast.Pass | ast.Global):
+        return False
+    if isinstance(statement, ast.If | ast.Try):
+        if _is_main_guard(statement):
+            return False
+        bodies = [statement.body, statement.orelse, getattr(statement, "finalbody", [])]
+        bodies += [handler.body for handler in getattr(statement, "handlers", [])]
+        return any(_runs_at_import(child) for body in bodies for child in body)
+    return True  # a call, a loop, a with block, an assert
+
+
+def _decorator_name(decorator: ast.expr) -> str:
+    while isinstance(decorator, ast.Call):
+        decorator = decorator.func
+    return decorator.attr if isinstance(decorator, ast.Attribute) else getattr(decorator, "id", "")
 
 
 def _bound_by_alias(alias: ast.alias) -> str:

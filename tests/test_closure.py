@@ -56,7 +56,34 @@ def build_parser(default=1):
     other.set_defaults(func=_other)
     return parser
 ''',
-    "util.py": "def helper(x):\n    return x + 1\n\n\ndef unused():\n    return 0\n",
+    "util.py": """
+from functools import cache
+
+PLUGINS = {}
+
+
+def register(function):
+    PLUGINS[function.__name__] = function
+    return function
+
+
+def helper(x):
+    return x + 1 + len(PLUGINS)
+
+
+@register  # registered at import time: part of what helper does, though no code names it
+def plugin():
+    return "plugged in"
+
+
+@cache  # only wraps: unused is no part of helper
+def unused():
+    return 0
+
+
+for name in ("a", "b"):
+    PLUGINS[name] = name
+""",
     "shared.py": "VALUE = 3\n",
     "unrelated.py": "def go(x):\n    return x\n",
     "engine.py": """
@@ -176,7 +203,9 @@ def test_edits_that_do_not_change_what_run_does_keep_its_digest(synth, file, old
         ("cli.py", "run(helper(args.x))", "run(helper(args.x + 1))"),
         ("cli.py", 't == "yes"', 't == "true"'),  # the option's type, a lambda in build_parser
         ("util.py", "x + 1", "x + 2"),
-        ("util.py", "def unused", "print('imported')\n\n\ndef unused"),  # at import time
+        ("util.py", "@cache", "print('imported')\n\n\n@cache"),  # at import time
+        ("util.py", '"plugged in"', '"plugged out"'),  # a function registered by a decorator
+        ("util.py", '("a", "b")', '("a", "b", "c")'),  # a loop at import time
         ("config.yaml", "size: 2", "size: 3"),
         ("sub/table.yaml", "[1, 2]", "[1, 2, 3]"),
         ("plugged.py", "True", "False"),
