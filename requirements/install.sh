@@ -31,5 +31,6 @@ if ! report=$("${pip[@]}" check); then
         exit 1
     fi
 fi
-# `dvc plots show` pages carry vega inline instead of loading it from a CDN (.dvc/config).
-"$venv/bin/mlrep" report dvc-template --out .dvc/plots-offline.html >/dev/null
+# `dvc plots show` pages of this checkout carry vega inline instead of loading it from a CDN
+# (the template and its name in .dvc/config.local, which git ignores).
+"$venv/bin/mlrep" report dvc-template >/dev/null

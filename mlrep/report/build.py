@@ -34,7 +34,7 @@ def build(
     `config` is the ``report`` section (``bootstrap_samples``, ``bootstrap_seed``); its hash
     is part of every table's provenance.
     """
-    bootstrap = (int(config["bootstrap_samples"]), int(config["bootstrap_seed"]))
+    bootstrap = fill.bootstrap_of(config)
     layout = ReportLayout(out_dir)
     results = collect(results_dir, scale)
     published = reference.load_all(reference_dir)

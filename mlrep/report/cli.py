@@ -56,15 +56,22 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    scale = args.scale or resolved_params(args.params)["scale"]
-    results = args.results or _paths(args).results
-    written = summary.write(results, args.chapter, scale, args.out)
-    print(f"{args.out}: {len(written)} values of {args.chapter} at scale {scale}")
+    scale, section = effective(args, "report", _KEYS)
+    paths = None if args.results and args.reference else _paths(args)
+    written = summary.write(
+        results_dir=args.results or paths.results,
+        reference_dir=args.reference or paths.reference,
+        chapter=args.chapter,
+        scale=scale,
+        bootstrap=fill.bootstrap_of(section),
+        out=args.out,
+    )
+    print(f"{args.out}: {summary.count(written)} values of {args.chapter} at scale {scale}")
     return 0
 
 
 def _dvc_template(args: argparse.Namespace) -> int:
-    print(dvc_plots.write_template(args.out))
+    print(dvc_plots.install(args.project))
     return 0
 
 
@@ -78,12 +85,18 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "--reference", type=Path, help="published numbers (default: <paths.reports>/reference)"
     )
 
+    bootstrap = argparse.ArgumentParser(add_help=False)
+    bootstrap.add_argument(
+        "--bootstrap-samples", type=positive_int, help="paired bootstrap resamples"
+    )
+    bootstrap.add_argument("--bootstrap-seed", type=int, help="random seed of the bootstrap")
+
     build = sub.add_parser(
-        "build", parents=[common, locations], help="write reports/: tables, figures, index.html"
+        "build",
+        parents=[common, locations, bootstrap],
+        help="write reports/: tables, figures, index.html",
     )
     build.add_argument("--out", type=Path, help="reports folder (default: paths.reports)")
-    build.add_argument("--bootstrap-samples", type=positive_int, help="paired bootstrap resamples")
-    build.add_argument("--bootstrap-seed", type=int, help="random seed of the bootstrap")
     build.set_defaults(func=_build)
 
     check = sub.add_parser(
@@ -95,11 +108,9 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
     chapter_summary = sub.add_parser(
         "summary",
-        parents=[common],
-        help="one chapter's seed-mean metrics as flat JSON (DVC metrics, dvc exp show)",
-    )
-    chapter_summary.add_argument(
-        "--results", type=Path, help="results folder (default: paths.results)"
+        parents=[common, locations, bootstrap],
+        help="one chapter's headline numbers, its tables' averages and its claims' sides and "
+        "verdicts, as JSON (DVC metrics, dvc exp show)",
     )
     chapter_summary.add_argument("--chapter", required=True, help="e.g. ch8_layernorm")
     chapter_summary.add_argument("--out", type=Path, required=True, help="JSON file to write")
@@ -107,12 +118,10 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
     template = sub.add_parser(
         "dvc-template",
-        help="write the offline HTML template that `dvc plots show` uses (.dvc/config)",
+        help="make this checkout's `dvc plots show` pages offline: write the HTML template "
+        "into .dvc/ and name it in .dvc/config.local",
     )
     template.add_argument(
-        "--out",
-        type=Path,
-        default=Path(".dvc/plots-offline.html"),
-        help="where to write it (default: .dvc/plots-offline.html, as .dvc/config names it)",
+        "--project", type=Path, default=Path("."), help="the DVC project root (default: .)"
     )
     template.set_defaults(func=_dvc_template)

@@ -3,8 +3,13 @@
 DVC's default page loads vega, vega-lite and vega-embed from a CDN, so on a compute node or a
 laptop without network its plots are blank. vl-convert ships the same libraries bundled in its
 wheel; this template inlines that bundle and leaves out DVC's ``{scripts}`` placeholder (where the
-CDN tags would go), so the page DVC writes carries everything it needs. The template is built
-from the installed package at set-up, never committed: it is third-party code.
+CDN tags would go), so the page DVC writes carries everything it needs.
+
+The template is built from the installed package at set-up (``requirements/install.sh``), never
+committed: it is 900 kB of third-party code without its licence notices. So the committed
+``.dvc/config`` does not name it (in a clone where it has not been written, DVC would fail on
+every ``dvc plots show``); `install` names it in the checkout's own ``.dvc/config.local``, and a
+checkout without one renders DVC's default page, which loads vega from the CDN.
 """
 
 from __future__ import annotations
@@ -12,8 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import vl_convert
+from dvc.config import Config
 
+from mlrep.errors import MlrepError
 from mlrep.io import atomic_write_text
+
+TEMPLATE = "plots-offline.html"  # in the project's .dvc folder, beside config.local
 
 # The three globals DVC's plot divs call (`vegaEmbed('#id', spec)`) or may use.
 _EXPORTS = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
@@ -44,7 +53,14 @@ def offline_template() -> str:
     return _PAGE.format(bundle=bundle, refresh_tag="{refresh_tag}")
 
 
-def write_template(path: Path) -> Path:
-    """Write the template atomically (DVC reads it from `.dvc/config` ``plots.html_template``)."""
+def install(project: Path) -> Path:
+    """Write the template into `project`'s .dvc folder and name it in ``.dvc/config.local``
+    (``plots.html_template``), so that this checkout's ``dvc plots show`` pages work offline."""
+    dvc_dir = project / ".dvc"
+    if not dvc_dir.is_dir():
+        raise MlrepError(f"{project} is not a DVC project (no .dvc folder): pass --project ROOT")
+    path = dvc_dir / TEMPLATE
     atomic_write_text(path, offline_template())
+    with Config(dvc_dir=dvc_dir).edit("local") as config:
+        config["plots"]["html_template"] = TEMPLATE  # DVC resolves it against .dvc
     return path

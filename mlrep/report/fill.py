@@ -10,7 +10,9 @@ measured values only, its printed Δ checked against its printed operands where 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from mlrep.report.metrics import Results
 from mlrep.report.reference import PublishedTable, decimals, number
@@ -21,6 +23,12 @@ NOT_RUN = "not run"
 PUBLISHED_ONLY = "published only"
 BLANKS = ("-", "–", "—")
 Bootstrap = tuple[int, int]  # (resamples, random seed) of the paired bootstrap
+
+
+def bootstrap_of(config: Mapping[str, Any]) -> Bootstrap:
+    """The bootstrap of the ``report`` section of params.yaml (the report and the chapter
+    summaries test claims with the same one, so their verdicts agree)."""
+    return int(config["bootstrap_samples"]), int(config["bootstrap_seed"])
 
 
 @dataclass

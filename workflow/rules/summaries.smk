@@ -1,13 +1,16 @@
-"""Chapter summaries: one flat JSON of seed-averaged metrics per chapter, the metrics of the
-chapter's DVC stage (`dvc metrics show`, `dvc exp show`); the per-run metrics.json files stay
+"""Chapter summaries: one JSON of headline numbers per chapter (its tables' averages, its
+claims' sides and verdicts; mlrep/report/summary.py), the metrics of the chapter's DVC stage
+(`dvc metrics show`, `dvc exp show`); the per-run metrics.json files keep every number and stay
 the source of truth that the report reads."""
 
 
 rule chapter_summary:
-    """A chapter's metrics averaged over seeds, one flat JSON: DVC's metrics of its stage."""
+    """A chapter's headline numbers as the report computes them: DVC's metrics of its stage."""
     input:
-        # a chapter whose rules have not landed yet has no runs: its summary is empty
-        lambda wildcards: CHAPTER_TARGETS.get(wildcards.chapter, []),
+        # a chapter whose rules have not landed yet has no runs: its claims read "not run"
+        runs=lambda wildcards: CHAPTER_TARGETS.get(wildcards.chapter, []),
+        reference=sorted(glob.glob(str(PATHS.reference / "*"))),
+        definitions=REPORT_DEFINITIONS,
     output:
         str(PATHS.chapter_summary("{chapter}")),
     log:
@@ -23,7 +26,11 @@ rule chapter_summary:
         code=code_version("report summary"),
         # the folder the chapter's runs live in (a function: a folder, not a file input)
         results=lambda wildcards: str(PATHS.results),
+        reference=lambda wildcards: str(PATHS.reference),
+        # the ledger's bootstrap: the summary's verdicts are the report's
+        flags=flags_from(CFG["report"]),
         scale=CFG["scale"],
     shell:
         "mlrep report summary --chapter {wildcards.chapter} --results {params.results} "
-        "--out {output} --scale {params.scale} > {log} 2>&1"
+        "--reference {params.reference} --out {output} --scale {params.scale} {params.flags} "
+        "> {log} 2>&1"
