@@ -46,11 +46,20 @@ class Paths:
     results: Path
     reports: Path
     resources: Path
+    # registry keys whose stand-in a chapter reads instead of the benchmark (data.use_stand_ins)
+    stand_ins: frozenset[str] = frozenset()
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Paths:
         section = config["paths"]
-        return cls(Path(section["results"]), Path(section["reports"]), Path(section["resources"]))
+        data = config.get("data") or {}
+        chosen = (data.get("stand_ins") or {}) if data.get("use_stand_ins") else {}
+        return cls(
+            Path(section["results"]),
+            Path(section["reports"]),
+            Path(section["resources"]),
+            frozenset(chosen),
+        )
 
     @property
     def source_wheels(self) -> Path:
@@ -82,6 +91,15 @@ class Paths:
     def dataset(self, key: str) -> Path:
         """A registry dataset normalised to aligned plain text plus metadata.json."""
         return self.results / "data" / key
+
+    def stand_in(self, key: str) -> Path:
+        """A benchmark's stand-in, cut from a local corpus in the layout of `dataset(key)`."""
+        return self.results / "data" / "stand_ins" / key
+
+    def benchmark(self, key: str) -> Path:
+        """The folder a chapter reads for the registry benchmark `key`: its stand-in where
+        ``data.use_stand_ins`` selects one (tiny), else the normalised download."""
+        return self.stand_in(key) if key in self.stand_ins else self.dataset(key)
 
     def chapter_summary(self, chapter: str) -> Path:
         """One chapter's metrics, averaged over seeds, in one flat JSON (DVC metrics)."""

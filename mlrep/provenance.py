@@ -55,6 +55,10 @@ TRACKED_PACKAGES = (
 # corpus's manifest, a normalised registry dataset's metadata.json (which also lists its raw
 # files), a raw download's fetched.json. Hashing that one file fingerprints the whole dataset.
 DATA_RECORDS = ("manifest.json", "metadata.json", "fetched.json")
+# The record's field of a dataset that stands in for a benchmark (mlrep.data.stand_in): its
+# benchmark, corpus and split are kept beside the checksum, so a report can label the numbers.
+STAND_IN = "stand_in"
+STAND_IN_KEYS = ("benchmark", "corpus", "split")
 PROVENANCE_FILE = "provenance.json"
 # Command-line flags whose value a step writes, not reads.
 OUTPUT_FLAGS = ("--out", "--output", "--dest")
@@ -125,6 +129,7 @@ def _trace(command: list[str], cwd: Path, own: Path | None, found: dict, seen: s
                     else str(folder)
                 )
                 found[name] = {"file": record.name, "sha256": sha256_file(record)}
+                found[name].update(_stand_in(record))
                 break
             if (folder / PROVENANCE_FILE).is_file():
                 if folder != own and folder not in seen:
@@ -133,6 +138,17 @@ def _trace(command: list[str], cwd: Path, own: Path | None, found: dict, seen: s
                 break
             if folder == cwd:
                 break
+
+
+def _stand_in(record: Path) -> dict[str, dict[str, str]]:
+    """``{"stand_in": {benchmark, corpus, split}}`` if the record says it is a stand-in."""
+    try:
+        info = json.loads(record.read_text(encoding="utf-8")).get(STAND_IN)
+    except (OSError, ValueError, AttributeError):
+        return {}
+    if not isinstance(info, dict):
+        return {}
+    return {STAND_IN: {k: str(info.get(k)) for k in STAND_IN_KEYS}}
 
 
 def _inherit(provenance: Path, cwd: Path, found: dict, seen: set[Path]) -> None:

@@ -111,6 +111,23 @@ def planned_jobs(stdout: str) -> dict[str, list[PlannedJob]]:
     return jobs
 
 
+@pytest.fixture(scope="session")
+def tatoeba_raw(tmp_path_factory) -> Path:
+    """A Tatoeba v1 look-alike in LASER's raw layout (tests/tatoeba_helpers.py); read-only."""
+    from tests import tatoeba_helpers
+
+    return tatoeba_helpers.write(tmp_path_factory.mktemp("tatoeba") / "raw")
+
+
+@pytest.fixture(scope="session")
+def tatoeba_registry(tatoeba_raw, tmp_path_factory) -> Path:
+    """A registry file pinning the look-alike's files under its own key (`--registry`)."""
+    from tests import tatoeba_helpers
+
+    path = tmp_path_factory.mktemp("registry") / "registry.yaml"
+    return tatoeba_helpers.registry_file(tatoeba_raw, path)
+
+
 @pytest.fixture
 def workdir(tmp_path):
     return copy_workflow(tmp_path)

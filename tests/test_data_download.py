@@ -1,7 +1,9 @@
 """`mlrep data fetch` against an in-process loopback HTTP server with fault injection.
 
 The server is real HTTP (threaded ``http.server`` with Range support) on 127.0.0.1; faults
-are injected per file: a connection dropped mid-body, HTTP 500, and missing files (404).
+are injected per file: a connection dropped mid-body, HTTP 500, and missing files (404). It
+serves a Tatoeba v1 look-alike the tests build (tests/tatoeba_helpers.py), pinned by sha256 in
+a test registry file, so every check runs as on the real benchmark.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from mlrep.data import download, registry
 from mlrep.data.download import ChecksumError, DownloadError, Policy
 from mlrep.data.registry_cli import fetch_values, normalize_values
 from mlrep.io import sha256_file
+from tests import tatoeba_helpers
 from tests.conftest import REPO
 
-TATOEBA = REPO.parent / "shared" / "data" / "tatoeba-v1"
 FAST = Policy(retries=3, timeout=5, backoff=0.01, chunk_bytes=4096, progress=False)
 
 
@@ -105,15 +107,9 @@ def serve(root: Path) -> Iterator[_Server]:
         server.server_close()
 
 
-def tatoeba_root() -> Path:
-    if not TATOEBA.is_dir():
-        pytest.skip(f"{TATOEBA} (the shared Tatoeba copy) is not present in this checkout")
-    return TATOEBA
-
-
 @pytest.fixture
-def mirror():
-    with serve(tatoeba_root()) as server:
+def mirror(tatoeba_raw):
+    with serve(tatoeba_raw) as server:
         yield server
 
 
@@ -122,19 +118,26 @@ def lock(tmp_path):
     return registry.Lock(tmp_path / "lock.yaml")
 
 
-TATOEBA_KEY = "laser_tatoeba_v1"
+@pytest.fixture(scope="module")
+def tatoeba(tatoeba_registry):
+    """The look-alike's registry entry (its files' sha256 pinned, as the real one's are)."""
+    return tatoeba_helpers.dataset(tatoeba_registry)
 
 
-def fetch_tatoeba(server, dest, lock, languages=("jpn", "deu"), policy=FAST):
-    dataset = registry.get(TATOEBA_KEY)
+TATOEBA_KEY = tatoeba_helpers.KEY
+
+
+def fetch_tatoeba(dataset, server, dest, lock, languages=("jpn", "deu"), policy=FAST):
     return download.fetch(
         dataset, dest, languages=list(languages), mirror=server.url, lock=lock, policy=policy
     )
 
 
-def test_fetch_through_mirror_publishes_verified_files(mirror, tmp_path, lock):
+def test_fetch_through_mirror_publishes_verified_files(
+    mirror, tmp_path, lock, tatoeba, tatoeba_raw
+):
     dest = tmp_path / "raw"
-    files = fetch_tatoeba(mirror, dest, lock)
+    files = fetch_tatoeba(tatoeba, mirror, dest, lock)
     assert sorted(files) == [
         "tatoeba.deu-eng.deu",
         "tatoeba.deu-eng.eng",
@@ -142,82 +145,88 @@ def test_fetch_through_mirror_publishes_verified_files(mirror, tmp_path, lock):
         "tatoeba.jpn-eng.jpn",
     ]
     for name, digest in files.items():
-        assert (dest / name).read_bytes() == (TATOEBA / name).read_bytes()
+        assert (dest / name).read_bytes() == (tatoeba_raw / name).read_bytes()
         assert sha256_file(dest / name) == digest
     assert not list((dest / download.PARTIAL).rglob("*.part"))
     assert (dest / download.MANIFEST).exists()
     assert not lock.path.exists()  # pinned files never touch the lock
     mirror.requests.clear()
-    fetch_tatoeba(mirror, dest, lock)  # a rerun verifies what is there and stays offline
+    fetch_tatoeba(tatoeba, mirror, dest, lock)  # a rerun verifies what is there and stays offline
     assert mirror.requests == []
 
 
-def test_dropped_connection_resumes_with_range_and_identical_result(mirror, tmp_path, lock):
+def test_dropped_connection_resumes_with_range_and_identical_result(
+    mirror, tmp_path, lock, tatoeba, tatoeba_raw
+):
     name = "tatoeba.jpn-eng.jpn"
     mirror.faults[name] = [("drop", 10_000), ("drop", 25_000)]
     dest = tmp_path / "raw"
-    fetch_tatoeba(mirror, dest, lock, languages=["jpn"])
-    assert (dest / name).read_bytes() == (TATOEBA / name).read_bytes()
+    fetch_tatoeba(tatoeba, mirror, dest, lock, languages=["jpn"])
+    assert (dest / name).read_bytes() == (tatoeba_raw / name).read_bytes()
     ranges = [r for p, r in mirror.requests if p == name]
     assert ranges == [None, "bytes=10000-", "bytes=35000-"]
 
 
-def test_interrupted_run_leaves_no_complete_looking_file_and_rerun_resumes(mirror, tmp_path, lock):
+def test_interrupted_run_leaves_no_complete_looking_file_and_rerun_resumes(
+    mirror, tmp_path, lock, tatoeba, tatoeba_raw
+):
     name = "tatoeba.jpn-eng.jpn"
     mirror.faults[name] = [("drop", 7_000)]
     dest = tmp_path / "raw"
     with pytest.raises(DownloadError, match=r"gave up after 1 attempts.*7000 bytes are kept"):
-        fetch_tatoeba(mirror, dest, lock, languages=["jpn"], policy=Policy(retries=0))
+        fetch_tatoeba(tatoeba, mirror, dest, lock, languages=["jpn"], policy=Policy(retries=0))
     assert not (dest / name).exists() and not (dest / download.MANIFEST).exists()
     assert (dest / download.PARTIAL / f"{name}.part").stat().st_size == 7_000
-    fetch_tatoeba(mirror, dest, lock, languages=["jpn"])
-    assert (dest / name).read_bytes() == (TATOEBA / name).read_bytes()
+    fetch_tatoeba(tatoeba, mirror, dest, lock, languages=["jpn"])
+    assert (dest / name).read_bytes() == (tatoeba_raw / name).read_bytes()
     assert ("tatoeba.jpn-eng.jpn", "bytes=7000-") in mirror.requests
 
 
-def test_server_that_ignores_ranges_restarts_the_file(mirror, tmp_path, lock):
+def test_server_that_ignores_ranges_restarts_the_file(mirror, tmp_path, lock, tatoeba, tatoeba_raw):
     name = "tatoeba.deu-eng.deu"
     mirror.ranges = False
     mirror.faults[name] = [("drop", 5_000)]
     dest = tmp_path / "raw"
-    fetch_tatoeba(mirror, dest, lock, languages=["deu"])
-    assert (dest / name).read_bytes() == (TATOEBA / name).read_bytes()
+    fetch_tatoeba(tatoeba, mirror, dest, lock, languages=["deu"])
+    assert (dest / name).read_bytes() == (tatoeba_raw / name).read_bytes()
 
 
-def test_http_500_is_retried_then_succeeds(mirror, tmp_path, lock):
+def test_http_500_is_retried_then_succeeds(mirror, tmp_path, lock, tatoeba, tatoeba_raw):
     name = "tatoeba.deu-eng.eng"
     mirror.faults[name] = [500, 500]
     dest = tmp_path / "raw"
-    fetch_tatoeba(mirror, dest, lock, languages=["deu"])
+    fetch_tatoeba(tatoeba, mirror, dest, lock, languages=["deu"])
     assert [p for p, _ in mirror.requests].count(name) == 3
-    assert (dest / name).read_bytes() == (TATOEBA / name).read_bytes()
+    assert (dest / name).read_bytes() == (tatoeba_raw / name).read_bytes()
 
 
-def test_persistent_500_gives_up_with_a_clear_error(mirror, tmp_path, lock):
+def test_persistent_500_gives_up_with_a_clear_error(mirror, tmp_path, lock, tatoeba):
     mirror.faults["tatoeba.deu-eng.deu"] = [500] * 10
     with pytest.raises(DownloadError, match=r"gave up after 4 attempts .*HTTP 500"):
-        fetch_tatoeba(mirror, tmp_path / "raw", lock, languages=["deu"])
+        fetch_tatoeba(tatoeba, mirror, tmp_path / "raw", lock, languages=["deu"])
 
 
-def test_404_is_a_clear_error_without_retries(tmp_path, lock):
+def test_404_is_a_clear_error_without_retries(tmp_path, lock, tatoeba):
     with serve(tmp_path / "empty") as server:
         with pytest.raises(DownloadError, match=r"tatoeba\.jpn-eng\.eng: HTTP 404"):
-            fetch_tatoeba(server, tmp_path / "raw", lock, languages=["jpn"])
+            fetch_tatoeba(tatoeba, server, tmp_path / "raw", lock, languages=["jpn"])
         assert len(server.requests) == 1
     assert not (tmp_path / "raw" / "tatoeba.jpn-eng.eng").exists()
 
 
-def test_wrong_checksum_publishes_nothing_and_keeps_earlier_files(tmp_path, lock):
+def test_wrong_checksum_publishes_nothing_and_keeps_earlier_files(
+    tmp_path, lock, tatoeba, tatoeba_raw
+):
     root = tmp_path / "bad-mirror"
-    shutil.copytree(tatoeba_root(), root)
+    shutil.copytree(tatoeba_raw, root)
     dest = tmp_path / "raw"
     with serve(root) as server:
-        fetch_tatoeba(server, dest, lock, languages=["deu"])
+        fetch_tatoeba(tatoeba, server, dest, lock, languages=["deu"])
         before = {p.name: p.read_bytes() for p in dest.glob("tatoeba.*")}
         tampered = root / "tatoeba.jpn-eng.jpn"
         tampered.write_bytes(tampered.read_bytes()[:-2] + b"X\n")
         with pytest.raises(ChecksumError, match=r"tatoeba\.jpn-eng\.jpn.*nothing was published"):
-            fetch_tatoeba(server, dest, lock, languages=["deu", "jpn"])
+            fetch_tatoeba(tatoeba, server, dest, lock, languages=["deu", "jpn"])
     assert not (dest / "tatoeba.jpn-eng.jpn").exists()
     assert not list((dest / download.PARTIAL).rglob("tatoeba.jpn-eng.jpn*"))
     assert {p.name: p.read_bytes() for p in dest.glob("tatoeba.deu*")} == before
@@ -330,13 +339,13 @@ def test_trust_on_first_use_records_then_enforces(tmp_path, lock):
     assert yaml.safe_load(lock.path.read_text()) == {"test_tofu": files}
 
 
-def test_a_damaged_published_file_is_reported_not_replaced(mirror, tmp_path, lock):
+def test_a_damaged_published_file_is_reported_not_replaced(mirror, tmp_path, lock, tatoeba):
     dest = tmp_path / "raw"
-    fetch_tatoeba(mirror, dest, lock, languages=["ita"])
-    damaged = dest / "tatoeba.ita-eng.ita"
+    fetch_tatoeba(tatoeba, mirror, dest, lock, languages=["kor"])
+    damaged = dest / "tatoeba.kor-eng.kor"
     damaged.write_bytes(damaged.read_bytes()[:-10])
-    with pytest.raises(ChecksumError, match=r"bytes, but the registry says .*delete .*ita-eng"):
-        fetch_tatoeba(mirror, dest, lock, languages=["ita"])
+    with pytest.raises(ChecksumError, match=r"bytes, but the registry says .*delete .*kor-eng"):
+        fetch_tatoeba(tatoeba, mirror, dest, lock, languages=["kor"])
     assert damaged.exists()
 
 
@@ -375,7 +384,7 @@ def test_unavailable_dataset_says_so(tmp_path, lock):
         download.fetch(registry.get("unavailable_labse_train"), tmp_path, lock=lock)
 
 
-def test_cli_fetch_with_mirror_flag(mirror, tmp_path, capsys):
+def test_cli_fetch_with_mirror_flag(mirror, tmp_path, capsys, tatoeba_registry):
     dest = tmp_path / "raw"
     code = main(
         [
@@ -399,6 +408,8 @@ def test_cli_fetch_with_mirror_flag(mirror, tmp_path, capsys):
             "tiny",
             "--lock",
             str(tmp_path / "lock.yaml"),
+            "--registry",
+            str(tatoeba_registry),
         ]
     )
     assert code == 0, capsys.readouterr().err
@@ -409,9 +420,9 @@ def test_cli_fetch_with_mirror_flag(mirror, tmp_path, capsys):
 
 
 def test_cli_reports_a_404_as_one_line(tmp_path, capsys):
-    with serve(tmp_path) as server:
+    with serve(tmp_path) as server:  # the real benchmark's entry, served from nowhere
         code = main(
-            ["data", "fetch", TATOEBA_KEY, "--dest", str(tmp_path / "raw"), "--mirror",
+            ["data", "fetch", "laser_tatoeba_v1", "--dest", str(tmp_path / "raw"), "--mirror",
              server.url, "--languages", "kor", "--retries", "0", "--timeout", "5",
              "--backoff", "0", "--no-progress", "--scale", "tiny"]
         )  # fmt: skip
@@ -436,25 +447,29 @@ def test_md5_pin_is_checked_and_the_sha256_is_locked_beside_it(tmp_path, lock):
     assert lock.entries("test_tofu") == files
 
 
-def test_params_mirror_is_used_when_no_flag_is_given(mirror, tmp_path, capsys):
+def test_params_mirror_and_registry_are_used_when_no_flag_is_given(
+    mirror, tmp_path, capsys, tatoeba_registry
+):
     params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params["data"]["registry"] = str(tatoeba_registry)
     params["data"]["download"]["mirrors"] = {TATOEBA_KEY: mirror.url}
     params["data"]["download"]["backoff"] = 0
-    params["data"]["datasets"][TATOEBA_KEY]["languages"] = ["vie"]
+    params["data"]["datasets"][TATOEBA_KEY] = {"languages": ["cmn"]}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     dest = tmp_path / "raw"
     args = ["data", "fetch", TATOEBA_KEY, "--dest", str(dest), "--no-progress"]
     code = main([*args, "--params", str(tmp_path / "params.yaml")])
     assert code == 0, capsys.readouterr().err
     assert sorted(p.name for p in dest.glob("tatoeba.*")) == [
-        "tatoeba.vie-eng.eng",
-        "tatoeba.vie-eng.vie",
+        "tatoeba.cmn-eng.cmn",
+        "tatoeba.cmn-eng.eng",
     ]
 
 
 def test_rule_flags_are_explicit_for_every_value():
     config = {
         "data": {
+            "registry": "site.yaml",
             "download": {
                 "retries": 2,
                 "timeout": 9,
@@ -471,6 +486,7 @@ def test_rule_flags_are_explicit_for_every_value():
         "languages": ["xx"],
         "mirror": "http://m/",
         "lock": "",
+        "registry": "site.yaml",
     }
     assert (
         fetch_values(config, "c_d")["mirror"] == ""
@@ -483,4 +499,5 @@ def test_rule_flags_are_explicit_for_every_value():
         "langid_sample": 0,
         "max_lines": 0,
         "languages": ["xx"],
+        "registry": "site.yaml",
     }

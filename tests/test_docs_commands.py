@@ -11,7 +11,8 @@ Each command of those blocks is checked by what it calls:
   line is parsed by `mlrep.cli.build_parser()`, so an unknown verb or option fails.
 - `dvc …`: parsed by DVC's own parser; `dvc exp run -S key=…` keys must exist in params.yaml.
 - `make …`: the targets and variables exist in the Makefile.
-- `python benchmarks/….py …`: the script exists and defines each option given.
+- `python benchmarks/….py …`, `python tools/….py …`: the script exists and defines each
+  option given.
 - anything else must be listed in `UNCHECKED` with the reason.
 
 Upper-case words (DIR, RUN) are placeholders; the parsers accept them as paths.
@@ -209,7 +210,10 @@ def check_make(argv: list[str]) -> str | None:
     return None
 
 
-def check_benchmark(argv: list[str]) -> str | None:
+SCRIPTS = ("benchmarks/", "tools/")  # folders of scripts the docs may show
+
+
+def check_script(argv: list[str]) -> str | None:
     script = REPO / argv[1]
     if not script.is_file():
         return f"{argv[1]} does not exist"
@@ -234,8 +238,8 @@ def check(command: Command, workdir: Path, monkeypatch) -> str | None:
         return check_dvc(argv)
     if program == "make":
         return check_make(argv)
-    if program in {"python", "python3"} and len(argv) > 1 and argv[1].startswith("benchmarks/"):
-        return check_benchmark(argv)
+    if program in {"python", "python3"} and len(argv) > 1 and argv[1].startswith(SCRIPTS):
+        return check_script(argv)
     return f"no check for {program!r}: add one, or list the command in UNCHECKED with the reason"
 
 
@@ -280,6 +284,7 @@ def test_every_page_is_read_and_the_allow_list_is_current():
         ("dvc exp run -S ch8_layernorm.decode.beams=2", "no such key"),
         ("make rnu", "no target"),
         ("python benchmarks/download_memory.py --size 512", "no option --size"),
+        ("python tools/check_reference.py --spec DIR --seed DIR", "no option --seed"),
         ("rm -rf results", "no check for 'rm'"),
     ],
 )

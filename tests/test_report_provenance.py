@@ -9,7 +9,7 @@ from mlrep.provenance import data_checksums, record
 from mlrep.report import page
 from mlrep.report import provenance as report_provenance
 from mlrep.report.metrics import collect
-from tests.report_helpers import write_metrics
+from tests.report_helpers import build_report, write_metrics
 
 CORPUS = "results/data/tiny_corpus"
 PREPARED = "results/ch8_layernorm/data/iwslt"
@@ -87,3 +87,27 @@ def test_table_provenance_lists_the_data_checksums_of_its_runs(tmp_path, monkeyp
     assert not entry["data_traced"]
     empty = page._provenance(page.TableEntry("t", "ch8_layernorm", "", {}, []), "tiny", build)
     assert "data checksums: none recorded" in empty
+
+
+def test_tables_measured_on_a_stand_in_say_so_in_caption_and_provenance(tmp_path, monkeypatch):
+    label = "stand-in for laser_tatoeba_v1, cut from tiny_corpus test"
+    folder = tmp_path / "results/data/stand_ins/laser_tatoeba_v1"
+    folder.mkdir(parents=True)
+    info = {"benchmark": "laser_tatoeba_v1", "corpus": "tiny_corpus", "split": "test", "seed": 1}
+    (folder / "metadata.json").write_text(json.dumps({"stand_in": info}))
+    run = write_metrics(tmp_path / "results", "ch2_ems", "ems", 1, {"tatoeba_deu": 50.0}).parent
+    monkeypatch.chdir(tmp_path)
+    tatoeba = "results/data/stand_ins/laser_tatoeba_v1"
+    argv = ["mlrep", "ch2", "evaluate", "--tatoeba", tatoeba, "--out", f"{run}/metrics.json"]
+    monkeypatch.setattr(sys, "argv", argv)
+    recorded = record(run, "embed evaluate", {"scale": "tiny"})["data"][tatoeba]
+    assert recorded["stand_in"] == {k: info[k] for k in ("benchmark", "corpus", "split")}
+    reports = build_report(tmp_path / "results", tmp_path / "reports")
+    markdown = (reports / "tables" / "thesis-table-2.4.md").read_text(encoding="utf-8")
+    assert label in markdown.splitlines()[0]
+    page_html = (reports / "index.html").read_text(encoding="utf-8")
+    table = page_html[page_html.index('id="thesis-table-2.4"') :]
+    assert label in table[: table.index("</caption>")]
+    block = table[table.index("<details>") : table.index("</details>")]
+    assert f"{tatoeba} (metadata.json {sha256_file(folder / 'metadata.json')}, <b>{label}" in block
+    assert label not in (reports / "tables" / "thesis-table-8.2.md").read_text(encoding="utf-8")

@@ -44,18 +44,21 @@ from mlrep.data.source import ReaderError, Source, TextSet, require
 from mlrep.io import atomic_directory, atomic_write_text, sha256_file
 from mlrep.provenance import record
 
-__all__ = ["READERS", "ReaderError", "normalize"]
+__all__ = ["READERS", "ReaderError", "normalize", "publish"]
 
 Reader = Callable[[Source, list[str] | None], list[TextSet]]
+
+
+def tatoeba_set(lang: str, text: Path, english: Path) -> TextSet:
+    """One language of the normalised Tatoeba layout: ``test.<xx>-eng.<xx>`` and ``….eng``."""
+    return TextSet(f"test.{lang}-eng", {lang: text, "eng": english}, (lang, "eng"))
 
 
 def tatoeba_pairs(source: Source, languages: list[str] | None) -> list[TextSet]:
     """LASER's Tatoeba v1: ``tatoeba.<xx>-eng.<xx>`` and ``tatoeba.<xx>-eng.eng`` per language."""
     return [
-        TextSet(
-            f"test.{lang}-eng",
-            {side: source.raw / f"tatoeba.{lang}-eng.{side}" for side in (lang, "eng")},
-            (lang, "eng"),
+        tatoeba_set(
+            lang, source.raw / f"tatoeba.{lang}-eng.{lang}", source.raw / f"tatoeba.{lang}-eng.eng"
         )
         for lang in source.languages(languages)
     ]
@@ -199,29 +202,54 @@ def normalize(
                 f"{raw}: the {dataset.reader} reader found no data for languages "
                 f"{languages or 'all'} of {dataset.key}; check the fetched files and --languages"
             )
-        names = [item.name for item in sets]
-        if len(names) != len(set(names)):
-            twice = sorted({n for n in names if names.count(n) > 1})
-            raise ReaderError(f"{raw}: the {dataset.reader} reader found sets {twice} twice")
-        written = {item.name: _write_set(item, staging, filters) for item in sets}
         used = {
             f.path
             for f in dataset.files
             if f.path in fetched and (f.lang is None or not languages or f.lang in languages)
         } or set(fetched)
-        metadata = {
+        about = {
             "source_key": dataset.key,
             "name": dataset.name,
             "licence": dataset.licence,
             "citation": dataset.citation,
-            "languages": sorted({lang for info in written.values() for lang in info["languages"]}),
-            "filters": asdict(filters),
-            "pairs": written,
-            "raw_files": {path: fetched[path] for path in sorted(used)},
         }
-        atomic_write_text(
-            staging / "metadata.json", json.dumps(metadata, indent=2, ensure_ascii=False) + "\n"
+        metadata = publish(
+            sets, staging, filters, about, {"raw_files": {p: fetched[p] for p in sorted(used)}}
         )
         if config is not None:
             record(staging, f"data normalize {dataset.key}", config)
+    return metadata
+
+
+def publish(
+    sets: list[TextSet],
+    staging: Path,
+    filters: validate.Filters,
+    about: dict[str, Any],
+    origin: dict[str, Any],
+) -> dict[str, Any]:
+    """Validate, filter and write `sets` and their ``metadata.json`` into `staging`.
+
+    One writer for a normalised download and a stand-in alike, so both have the same layout
+    and counts; `about` names the data (source_key, name, licence, citation) and `origin` says
+    where the lines came from (``raw_files``, or ``stand_in``).
+    """
+    names = [item.name for item in sets]
+    if len(names) != len(set(names)):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise ReaderError(
+            f"{about['source_key']}: sets {twice} were made twice; a reader (or stand-in "
+            "layout) must name each set once"
+        )
+    written = {item.name: _write_set(item, staging, filters) for item in sets}
+    metadata = {
+        **about,
+        "languages": sorted({lang for info in written.values() for lang in info["languages"]}),
+        "filters": asdict(filters),
+        "pairs": written,
+        **origin,
+    }
+    atomic_write_text(
+        staging / "metadata.json", json.dumps(metadata, indent=2, ensure_ascii=False) + "\n"
+    )
     return metadata

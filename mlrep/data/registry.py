@@ -152,10 +152,32 @@ def parse(data: Mapping[str, Any], label: str = "registry.yaml") -> dict[str, Da
     return out
 
 
-def load() -> dict[str, Dataset]:
-    """The registry shipped with the package."""
+def load(extra: str | Path | None = None) -> dict[str, Dataset]:
+    """The registry shipped with the package, plus the entries of `extra` if given.
+
+    `extra` is a YAML file in registry.yaml's format (params.yaml ``data.registry``): a site's
+    own datasets, or a test's. Its keys must be new, so a package entry and its pinned
+    checksums always mean the same data.
+    """
     text = resources.files("mlrep.data").joinpath("registry.yaml").read_text("utf-8")
-    return parse(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    entries = parse(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    if not extra:
+        return entries
+    path = Path(extra)
+    try:
+        added = parse(yaml.safe_load(path.read_text("utf-8")) or {}, label=str(path))
+    except (OSError, yaml.YAMLError) as exc:
+        raise RegistryError(
+            f"{path}: cannot read these extra registry entries ({exc}); fix the file or set "
+            "data.registry to '' in params.yaml"
+        ) from exc
+    clash = sorted(set(added) & set(entries))
+    if clash:
+        raise RegistryError(
+            f"{path}: {clash} are keys of the package's registry; give your entries keys of "
+            "their own"
+        )
+    return {**entries, **added}
 
 
 def get(key: str, registry: Mapping[str, Dataset] | None = None) -> Dataset:

@@ -1,4 +1,5 @@
-"""``mlrep data …``: list the registry, fetch a dataset, normalise it, extract an archive."""
+"""``mlrep data …``: list the registry, fetch a dataset, normalise it or cut its stand-in,
+extract an archive."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 from mlrep import chapters
 from mlrep.cliutil import UsageError, boolean, effective, resolved_params
-from mlrep.data import archive, download, readers, registry
+from mlrep.data import archive, download, readers, registry, stand_in
 from mlrep.data.validate import Filters
 from mlrep.errors import did_you_mean
 
@@ -31,6 +32,7 @@ def fetch_values(config: dict[str, Any], key: str) -> dict[str, Any]:
     values["languages"] = section.get("languages", "all")
     values["mirror"] = download_section["mirrors"].get(key, "")
     values["lock"] = download_section.get("lock", "")
+    values["registry"] = config["data"].get("registry", "")
     return values
 
 
@@ -39,6 +41,18 @@ def normalize_values(config: dict[str, Any], key: str) -> dict[str, Any]:
     section = config["data"]["datasets"].get(key) or {}
     values = {k: section.get(k, v) for k, v in asdict(Filters()).items()}
     values["languages"] = section.get("languages", "all")
+    values["registry"] = config["data"].get("registry", "")
+    return values
+
+
+def stand_in_values(config: dict[str, Any], key: str) -> dict[str, Any]:
+    """Every `stand-in` flag of `key` from a resolved config: the benchmark's languages and
+    filters (as `normalize` gets them) and the stand-in's settings; the corpus is the rule's
+    input."""
+    section = config["data"]["stand_ins"][key]
+    values = normalize_values(config, key)
+    values.update({k: section[k] for k in ("split", "pairs", "seed")})
+    values["codes"] = [f"{code}={corpus}" for code, corpus in section["codes"].items()]
     return values
 
 
@@ -57,14 +71,29 @@ def _languages(args: argparse.Namespace, section: dict[str, Any]) -> list[str] |
     return None if not value or value == ["all"] else list(value)
 
 
+def _registry(args: argparse.Namespace) -> dict[str, registry.Dataset]:
+    """The package's registry plus the entries of --registry, else of the params file's
+    ``data.registry``."""
+    extra = args.registry
+    if extra is None and args.params.exists():
+        extra = resolved_params(args.params)["data"]["registry"]
+    return registry.load(extra)
+
+
+def _dataset(args: argparse.Namespace) -> registry.Dataset:
+    return registry.get(args.key, _registry(args))
+
+
 def _lock(args: argparse.Namespace) -> registry.Lock:
     """The lock file named by --lock ('' or absent: the package's registry-lock.yaml)."""
     return registry.Lock(Path(args.lock) if args.lock else registry.DEFAULT_LOCK)
 
 
-def _chapter_datasets(chapter: str | None) -> list[registry.Dataset]:
-    """The registry's datasets, or those tagged with `chapter` (which must be a chapter id)."""
-    datasets = list(registry.load().values())
+def _chapter_datasets(args: argparse.Namespace) -> list[registry.Dataset]:
+    """The registry's datasets (`_registry`), or those tagged with ``--chapter`` (which must be
+    a chapter id)."""
+    chapter = args.chapter
+    datasets = list(_registry(args).values())
     if chapter is None:
         return datasets
     known = chapters.ids()
@@ -88,7 +117,7 @@ def _list(args: argparse.Namespace) -> int:
             "languages": len(dataset.languages),
             "name": dataset.name,
         }
-        for dataset in _chapter_datasets(args.chapter)
+        for dataset in _chapter_datasets(args)
     ]
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
@@ -105,7 +134,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    dataset = registry.get(args.key)
+    dataset = _dataset(args)
     _, values = effective(args, "data.download", _POLICY_KEYS)
     mirror = args.mirror
     if mirror is None and args.params.exists():
@@ -129,8 +158,9 @@ def _fetch(args: argparse.Namespace) -> int:
     return 0
 
 
-def _normalize(args: argparse.Namespace) -> int:
-    dataset = registry.get(args.key)
+def _selection(args: argparse.Namespace) -> tuple[Filters, list[str] | None, dict[str, Any]]:
+    """The filters and languages of `args.key` (flags over the params file) and the config
+    to record: what `normalize` and `stand-in` both apply."""
     values = {k: getattr(args, k) for k in _FILTER_KEYS}
     explicit = args.languages and None not in values.values() and args.scale
     section = {} if explicit else _dataset_section(args, args.key)
@@ -144,11 +174,55 @@ def _normalize(args: argparse.Namespace) -> int:
     languages = _languages(args, section)
     scale = args.scale or resolved_params(args.params)["scale"]
     recorded = {**asdict(filters), "languages": languages or "all"}
-    config = {"scale": scale, "data": {"datasets": {args.key: recorded}}}
+    return filters, languages, {"scale": scale, "data": {"datasets": {args.key: recorded}}}
+
+
+def _normalize(args: argparse.Namespace) -> int:
+    dataset = _dataset(args)
+    filters, languages, config = _selection(args)
     metadata = readers.normalize(dataset, args.raw, args.out, languages, filters, config)
     summary = {name: _kept(info) for name, info in metadata["pairs"].items()}
     print(json.dumps({"key": args.key, "out": str(args.out), "pairs": summary}))
     return 0
+
+
+def _stand_in_settings(args: argparse.Namespace) -> stand_in.Settings:
+    """The stand-in's settings: flags over the params file's ``data.stand_ins.<key>``."""
+    given = {
+        "split": args.split,
+        "pairs": args.pairs,
+        "seed": args.seed,
+        "codes": dict(args.codes) if args.codes else None,
+    }
+    section: dict[str, Any] = {}
+    if None in given.values():
+        section = resolved_params(args.params)["data"]["stand_ins"].get(args.key)
+        if section is None:
+            raise UsageError(
+                f"{args.params}: data.stand_ins has no {args.key} block; add one (corpus, "
+                "split, pairs, seed, codes) or pass --split, --pairs, --seed and --codes"
+            )
+    return stand_in.Settings(**{k: section[k] if v is None else v for k, v in given.items()})
+
+
+def _stand_in(args: argparse.Namespace) -> int:
+    dataset = _dataset(args)
+    filters, languages, config = _selection(args)
+    settings = _stand_in_settings(args)
+    config["data"]["stand_ins"] = {args.key: {"corpus": args.corpus.name, **asdict(settings)}}
+    metadata = stand_in.cut(dataset, args.corpus, args.out, languages, settings, filters, config)
+    summary = {name: _kept(info) for name, info in metadata["pairs"].items()}
+    left_out = sorted(metadata[stand_in.STAND_IN]["missing"])
+    print(json.dumps({"key": args.key, "pairs": summary, "left_out": left_out}))
+    return 0
+
+
+def _code(text: str) -> tuple[str, str]:
+    """``jpn=ja``: a benchmark language code and the corpus's code for it."""
+    benchmark, _, corpus = text.partition("=")
+    if not benchmark or not corpus:
+        raise argparse.ArgumentTypeError(f"{text!r} is not <benchmark code>=<corpus code>")
+    return benchmark, corpus
 
 
 def _kept(info: dict[str, Any]) -> int | dict[str, int]:
@@ -166,14 +240,22 @@ def _extract(args: argparse.Namespace) -> int:
 def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     data = top.add_parser("data", help="dataset registry: list, fetch, normalise")
     sub = data.add_subparsers(dest="data_command", required=True)
-    lock = argparse.ArgumentParser(add_help=False)
+    entries = argparse.ArgumentParser(add_help=False)
+    entries.add_argument(
+        "--registry",
+        help="YAML file of more registry entries ('': the package's only; default: the "
+        "params file's data.registry)",
+    )
+    lock = argparse.ArgumentParser(add_help=False, parents=[entries])
     lock.add_argument(
         "--lock",
         default="",
         help="trust-on-first-use lock file ('' or absent: the package's registry-lock.yaml)",
     )
 
-    listing = sub.add_parser("list", parents=[lock], help="every dataset, licence, checksum status")
+    listing = sub.add_parser(
+        "list", parents=[common, lock], help="every dataset, licence, checksum status"
+    )
     listing.add_argument("--chapter", help="only datasets of this params.yaml chapter section")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.set_defaults(func=_list)
@@ -195,23 +277,42 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     fetch.add_argument("--no-progress", action="store_true", help="no progress bar")
     fetch.set_defaults(func=_fetch)
 
-    normalize = sub.add_parser(
-        "normalize", parents=[common], help="validate and normalise fetched files"
-    )
-    normalize.add_argument("key", help="registry key")
-    normalize.add_argument("--raw", type=Path, required=True, help="the folder `fetch` filled")
-    normalize.add_argument("--out", type=Path, required=True, help="output folder (atomic)")
-    normalize.add_argument("--languages", nargs="+", help="languages to normalise, or 'all'")
-    normalize.add_argument("--drop-empty", type=boolean, help="drop pairs with an empty side")
-    normalize.add_argument("--max-chars", type=int, help="drop longer pairs (0: no limit)")
-    normalize.add_argument("--drop-duplicates", type=boolean, help="drop repeated pairs")
-    normalize.add_argument(
+    # what `normalize` and `stand-in` share: the dataset, its languages, its content filters
+    selection = argparse.ArgumentParser(add_help=False, parents=[entries])
+    selection.add_argument("key", help="registry key")
+    selection.add_argument("--out", type=Path, required=True, help="output folder (atomic)")
+    selection.add_argument("--languages", nargs="+", help="languages to write, or 'all'")
+    selection.add_argument("--drop-empty", type=boolean, help="drop pairs with an empty side")
+    selection.add_argument("--max-chars", type=int, help="drop longer pairs (0: no limit)")
+    selection.add_argument("--drop-duplicates", type=boolean, help="drop repeated pairs")
+    selection.add_argument(
         "--langid-sample", type=int, help="lines per file for a language-ID check (0: off)"
     )
-    normalize.add_argument(
+    selection.add_argument(
         "--max-lines", type=int, help="read at most this many lines per set (0: all)"
     )
+
+    normalize = sub.add_parser(
+        "normalize", parents=[common, selection], help="validate and normalise fetched files"
+    )
+    normalize.add_argument("--raw", type=Path, required=True, help="the folder `fetch` filled")
     normalize.set_defaults(func=_normalize)
+
+    standin = sub.add_parser(
+        "stand-in",
+        parents=[common, selection],
+        help="cut a benchmark's stand-in from a local corpus's held-out split (offline)",
+    )
+    standin.add_argument(
+        "--corpus", type=Path, required=True, help="corpus folder: <split>.en-<code>.{en,<code>}"
+    )
+    standin.add_argument("--split", help="the corpus split to cut from (e.g. test)")
+    standin.add_argument("--pairs", type=int, help="pairs per language, drawn at random (0: all)")
+    standin.add_argument("--seed", type=int, help="seed of the draw")
+    standin.add_argument(
+        "--codes", nargs="+", type=_code, help="<benchmark code>=<corpus code> (jpn=ja ...)"
+    )
+    standin.set_defaults(func=_stand_in)
 
     extract = sub.add_parser("extract", help="safely extract a tar/zip/gz/xz/bz2 archive")
     extract.add_argument("archive", type=Path)

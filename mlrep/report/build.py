@@ -53,6 +53,8 @@ def build(
     atomic_write_text(layout.tables / "preamble.tex", render.LATEX_PREAMBLE)
     entries = []
     for tid, table in filled.items():
+        runs = report_provenance.runs(table.runs_used, results, results_dir)
+        table.stand_ins = report_provenance.stand_ins(runs)
         files = {}
         for fmt, renderer in TABLE_FORMATS.items():
             atomic_write_text(layout.tables / f"{tid}.{fmt}", renderer(table))
@@ -69,7 +71,7 @@ def build(
                 table.definition.chapter,
                 render.html_table(table),
                 files,
-                report_provenance.runs(table.runs_used, results, results_dir),
+                runs,
             )
         )
 

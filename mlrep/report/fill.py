@@ -74,6 +74,8 @@ class FilledTable:
     row_keys: list[str]
     cells: list[list[Cell]]  # value columns only, one list per row
     runs_used: set[tuple[str, str]] = field(default_factory=set)
+    # what stand-in data the measured side came from (the build reads it from provenance)
+    stand_ins: list[str] = field(default_factory=list)
 
     @property
     def value_columns(self) -> list[str]:

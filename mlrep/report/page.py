@@ -15,7 +15,7 @@ from typing import Any
 
 from mlrep.chapters import REGISTRY
 from mlrep.report.claims import Verdict, scale_note
-from mlrep.report.provenance import datasets
+from mlrep.report.provenance import datasets, stand_in
 
 CHAPTERS = {chapter.id: chapter.title for chapter in REGISTRY}
 CSS = """
@@ -60,11 +60,14 @@ def _image(path: Path) -> str:
     return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
 
 
-def _checksums(data: dict[str, dict[str, str]]) -> str:
-    """``folder (record file) sha256`` per dataset, for a cell or the summary line."""
+def _checksums(data: dict[str, dict[str, Any]]) -> str:
+    """``folder (record file) sha256`` per dataset, for a cell or the summary line; a stand-in
+    says what it stands in for."""
     return "; ".join(
         f"{html.escape(name)} ({html.escape(str(d.get('file')))} "
-        f"{html.escape(str(d.get('sha256')))})"
+        f"{html.escape(str(d.get('sha256')))}"
+        + (f", <b>{html.escape(label)}</b>" if (label := stand_in(d)) else "")
+        + ")"
         for name, d in data.items()
     )
 

@@ -4,7 +4,9 @@ Chapters write ``provenance.json`` (`mlrep.provenance.record`) into the folder o
 metrics.json or a folder above it; the nearest one describes the run. Its ``data`` field holds
 the checksums of the datasets the run was built from; a run recorded before that field existed
 has them traced now from its recorded command (`mlrep.provenance.data_checksums`), which reads
-today's dataset files, so such entries are marked as traced rather than recorded.
+today's dataset files, so such entries are marked as traced rather than recorded. A dataset
+that stands in for a benchmark (`mlrep.data.stand_in`) says so, and so does every table read
+from it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mlrep.provenance import PROVENANCE_FILE, data_checksums
+from mlrep.data.stand_in import describe
+from mlrep.provenance import PROVENANCE_FILE, STAND_IN, data_checksums
 from mlrep.report.metrics import Results
 
 
@@ -68,3 +71,13 @@ def runs(runs_used: set[tuple[str, str]], results: Results, results_dir: Path) -
 def datasets(entries: list[dict]) -> dict[str, dict[str, str]]:
     """Every dataset behind a table's runs, once: folder -> {file, sha256}."""
     return {name: d for e in entries for name, d in sorted(e.get("data", {}).items())}
+
+
+def stand_in(data: dict[str, Any]) -> str | None:
+    """A stand-in dataset's label ("stand-in for <benchmark>, cut from <corpus> <split>")."""
+    return describe(data[STAND_IN]) if isinstance(data.get(STAND_IN), dict) else None
+
+
+def stand_ins(entries: list[dict]) -> list[str]:
+    """The stand-ins behind a table's runs, each once: its numbers are not the benchmark's."""
+    return sorted({label for d in datasets(entries).values() if (label := stand_in(d))})

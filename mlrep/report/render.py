@@ -86,9 +86,10 @@ def caption(filled: FilledTable) -> str:
     source = filled.published.source
     if filled.definition.descriptive:
         return f"{filled.definition.title} ({source.citation}). Published values."
+    data = f" Measured on a {'; a '.join(filled.stand_ins)}." if filled.stand_ins else ""
     return (
         f"{filled.definition.title} ({source.citation}). Each cell: measured at scale "
-        f"{filled.scale} / published."
+        f"{filled.scale} / published.{data}"
     )
 
 

@@ -28,7 +28,7 @@ EMS_POINTS = "|".join(re.escape(point) for point in ems_runs.grid_points(EMS))
 EMS_BASELINES = ems_runs.baseline_runs(EMS)
 # what every evaluation reads besides its encoder, and the settings as the CLI takes them
 EMS_SCORING = {
-    "tatoeba": str(PATHS.dataset(EMS["tatoeba"])),
+    "tatoeba": str(PATHS.benchmark(EMS["tatoeba"])),
     "benchmarks": [
         str(PATHS.dataset(k))
         for k in ems_runs.benchmark_datasets(EMS["benchmarks"]).values()
@@ -125,8 +125,9 @@ rule ch2_train:
 
 
 rule ch2_evaluate:
-    """Tatoeba P@1 per language (real benchmark), held-out P@1 and the benchmarks of one run's
-    encoder (a GPU job at full: BUCC and ParaCrawl embed millions of sentences)."""
+    """Tatoeba P@1 per language (the benchmark, or at tiny its stand-in), held-out P@1 and
+    the benchmarks of one run's encoder (a GPU job at full: BUCC and ParaCrawl embed millions
+    of sentences)."""
     input:
         unpack(lambda wildcards: EMS_SCORING),
         model=rules.ch2_train.output.model,
