@@ -85,6 +85,7 @@ rule dataset_stand_in:
     resources:
         **job_resources("cpu_light"),
     params:
+        code=code_version("data stand-in"),
         flags=lambda wildcards: flags_from(stand_in_values(CFG, wildcards.key)),
         scale=CFG["scale"],
     shell:
