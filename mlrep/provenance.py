@@ -9,7 +9,6 @@ Any number in a report traces back through these two files.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -86,32 +85,6 @@ def git_state(cwd: Path | None = None) -> dict[str, Any]:
     commit = run("rev-parse", "HEAD")
     status = run("status", "--porcelain", "--untracked-files=no") if commit else None
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
-
-
-def source_digest(*areas: str) -> str:
-    """A short digest of some mlrep sources: packages (``"nmt"``), modules (``"data/wheels"``)
-    or data files (``"data/tiny_sources.yaml"``), relative to the mlrep package.
-
-    Snakemake reruns a job when its params change but never looks at the library a rule's
-    command imports; a rule that passes this digest as a param is rerun when that code changes,
-    so `dvc repro` after a code change rebuilds exactly the jobs that use it.
-    """
-    package = Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    for area in sorted(set(areas)):
-        root = package / area
-        if root.is_dir():
-            files = sorted(p for p in root.rglob("*") if p.suffix in {".py", ".yaml"})
-        elif root.is_file():
-            files = [root]
-        elif root.with_suffix(".py").is_file():
-            files = [root.with_suffix(".py")]
-        else:
-            raise ValueError(f"mlrep has no area {area!r} (no {root} or {root}.py)")
-        for path in files:
-            digest.update(path.relative_to(package).as_posix().encode() + b"\0")
-            digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
 
 
 def data_checksums(

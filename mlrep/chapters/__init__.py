@@ -14,11 +14,8 @@ report shows its published tables as "not run".
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from mlrep.errors import MlrepError
-
-PACKAGE = Path(__file__).resolve().parent
 
 
 @dataclass(frozen=True)
@@ -42,9 +39,12 @@ class Chapter:
         return f"workflow/rules/{self.id}.smk"
 
     @property
-    def tables(self) -> Path:
-        """The definitions of the chapter's tables (measured cells and their metric names)."""
-        return PACKAGE.parent / "report" / "tables" / f"{self.id}.yaml"
+    def tables(self) -> str:
+        """The definitions of the chapter's tables (measured cells and their metric names),
+        relative to the repository. A name, not a path from this file: the registry reads no
+        report file, so the code of every verb that looks a chapter up stays free of them
+        (mlrep/closure.py)."""
+        return f"mlrep/report/tables/{self.id}.yaml"
 
     @property
     def docs(self) -> str:

@@ -133,7 +133,10 @@ def declared(chapter_id: str) -> Declaration:
     chapter = chapters.get(chapter_id)
     source = chapter.metrics
     try:
-        module = importlib.import_module(f"{chapter.home}.metrics")
+        # spelled out (not f"{chapter.home}.metrics"): the code version of every verb that
+        # writes metrics then holds the chapter homes' declarations, not every `metrics`
+        # module of mlrep (mlrep/closure.py reads the constant parts of the name)
+        module = importlib.import_module(f"mlrep.chapters.{chapter.id}.metrics")
     except ModuleNotFoundError as exc:
         if exc.name not in (chapter.home, f"{chapter.home}.metrics"):
             raise

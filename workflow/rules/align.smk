@@ -49,7 +49,7 @@ rule align_bitext:
     resources:
         **job_resources("cpu_light"),
     params:
-        code=code_version("align/cli", "align/bitext"),
+        code=code_version("align bitext"),
     shell:
         "mlrep align bitext --source {input.source} --target {input.target} --out {output} "
         "> {log} 2>&1"
@@ -72,7 +72,7 @@ rule align_direction:
     resources:
         **job_resources("default"),
     params:
-        code=code_version("align/cli", "align/bitext", "align/backends"),
+        code=code_version("align"),
         direction=lambda wildcards: "-r" if wildcards.direction == "rev" else "",
         flags=lambda wildcards: flags_from(
             {**ALIGN["aligner"], "backend": wildcards.backend}
@@ -99,7 +99,7 @@ rule align_symmetrize:
     resources:
         **job_resources("cpu_light"),
     params:
-        code=code_version("align/cli", "align/pharaoh", "align/symmetrize"),
+        code=code_version("align symmetrize"),
     shell:
         "mlrep align symmetrize --method {wildcards.method} {input.forward} {input.backward} "
         "--out {output} > {log} 2>&1"
@@ -130,7 +130,7 @@ rule align_gather:
     resources:
         **job_resources("cpu_light"),
     params:
-        code=code_version("align/cli", "align/runs"),
+        code=code_version("align gather"),
         scale=CFG["scale"],
     shell:
         "mlrep align gather {input.links} --out {output.links} --record "

@@ -86,6 +86,7 @@ rule ch2_prepare:
     resources:
         **job_resources("default"),
     params:
+        code=code_version("ch2 prepare"),
         flags=flags_from(EMS["prepare"]),
         scale=CFG["scale"],
     shell:
@@ -111,6 +112,7 @@ rule ch2_train:
     resources:
         **job_resources("gpu_train"),
     params:
+        code=code_version("ch2 train"),
         out=lambda wildcards, output: os.path.dirname(output.model),
         flags=lambda wildcards: flags_from(ems_runs.run_values(EMS, wildcards.run)),
         scale=CFG["scale"],
@@ -144,6 +146,7 @@ rule ch2_evaluate:
     resources:
         **job_resources("gpu_eval"),
     params:
+        code=code_version("ch2 evaluate"),
         flags=flags_from(EMS["evaluate"]),
         settings=lambda wildcards: EMS_SETTINGS,  # holds "{group}": no wildcard
         data_root=PATHS.results.joinpath("data"),
@@ -170,6 +173,7 @@ rule ch2_fetch:
         **job_resources("cpu_light"),
         network=1,
     params:
+        code=code_version("ch2 fetch"),
         flags=lambda wildcards: flags_from(EMS["baselines"][wildcards.name]),
     shell:
         "mlrep ch2 fetch --name {wildcards.name} --dest {output} {params.flags} > {log} 2>&1"
@@ -194,6 +198,7 @@ rule ch2_baseline:
     resources:
         **job_resources("gpu_eval"),
     params:
+        code=code_version("ch2 baseline"),
         spec=lambda wildcards: flags_from(ems_runs.baseline_source(EMS, wildcards.run)),
         flags=flags_from(EMS["evaluate"]),
         settings=lambda wildcards: EMS_SETTINGS,  # holds "{group}": no wildcard
@@ -225,6 +230,7 @@ rule ch2_grid_evaluate:
     resources:
         **job_resources("gpu_eval"),
     params:
+        code=code_version("ch2 evaluate"),
         run=lambda wildcards: ems_runs.GRID_PREFIX + wildcards.point,
         flags=flags_from(EMS["evaluate"]),
         scale=CFG["scale"],

@@ -75,6 +75,7 @@ rule ch8_prepare:
     resources:
         **job_resources("default"),
     params:
+        code=code_version("nmt prepare"),
         dataset_flags=lambda w: flags_from(
             ch8_grid.subset(
                 CH8["datasets"][w.dataset], ("languages", "splits", "vocab_size")
@@ -105,6 +106,7 @@ rule ch8_train:
     resources:
         **job_resources("gpu_train", gpu=lambda w: CH8["datasets"][w.dataset]["gpus"]),
     params:
+        code=code_version("nmt train"),
         out=lambda wildcards, output: os.path.dirname(output[0]),
         system=lambda w: flags_from(ch8_systems.System.parse(w.run).settings()),
         dataset_flags=lambda w: flags_from(
@@ -141,6 +143,7 @@ rule ch8_translate:
     resources:
         **job_resources("gpu_decode"),
     params:
+        code=code_version("nmt translate"),
         model=lambda wildcards, input: os.path.dirname(input.model),
         tag=lambda w: ch8_systems.System.parse(w.run).tag,
         flags=flags_from(CH8["decode"]),
@@ -168,6 +171,7 @@ rule ch8_translate_pivot:
     resources:
         **job_resources("gpu_decode"),
     params:
+        code=code_version("nmt translate"),
         model=lambda wildcards, input: os.path.dirname(input.model),
         tag=lambda w: ch8_systems.System.parse(CH8["pivot"]).tag,
         flags=flags_from(CH8["decode"]),
@@ -197,6 +201,7 @@ rule ch8_states:
     resources:
         **job_resources("gpu_decode"),
     params:
+        code=code_version("nmt states"),
         model=lambda wildcards, input: os.path.dirname(input.model),
         tag=lambda w: ch8_systems.System.parse(w.run).tag,
         flags=flags_from({**CH8["decode"], **CH8["states"]}),
@@ -225,6 +230,7 @@ rule ch8_probe:
     resources:
         **job_resources("gpu_eval"),
     params:
+        code=code_version("eval probe"),
         flags=flags_from(CH8["probe"]),
     shell:
         "mlrep eval probe --train {input}/train.npz --test {input}/{wildcards.subset}.npz "
@@ -247,6 +253,7 @@ rule ch8_svcca:
     resources:
         **job_resources("default"),
     params:
+        code=code_version("eval svcca"),
         flags=flags_from(CH8["svcca"]),
     shell:
         "mlrep eval svcca --a {input}/svcca_a.npz --b {input}/svcca_b.npz --out {output} "
@@ -269,6 +276,8 @@ rule ch8_score:
     threads: job_threads("cpu_light")
     resources:
         **job_resources("cpu_light"),
+    params:
+        code=code_version("nmt score"),
     shell:
         "mlrep nmt score --section ch8_layernorm --data {input.data} --hyp {input.hyp} "
         "--out {output} > {log} 2>&1"
@@ -291,6 +300,7 @@ rule ch8_bleurt:
     resources:
         **job_resources("gpu_eval"),
     params:
+        code=code_version("nmt bleurt"),
         flags=flags_from(CH8["bleurt"]),
         scale=CFG["scale"],
     shell:
@@ -321,6 +331,7 @@ rule ch8_metrics:
     resources:
         **job_resources("cpu_light"),
     params:
+        code=code_version("nmt metrics"),
         analyses=lambda wildcards, input: " ".join(
             f"--{name.replace('_', '-')} {input[name]}"
             for name in CH8_ANALYSES | CH8_SCORERS

@@ -13,6 +13,7 @@ rule cluster_probe:
     resources:
         **job_resources("gpu_train"),
     params:
+        code=code_version("cluster probe"),
         scale=CFG["scale"],
     shell:
         "mlrep cluster probe --out {output} --scale {params.scale} > {log} 2>&1"

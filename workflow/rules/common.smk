@@ -1,7 +1,8 @@
 """Helpers that all rule files share (job resources, flags, targets)."""
 
+from mlrep.cli import build_parser
 from mlrep.cliutil import flags_from
-from mlrep.provenance import source_digest
+from mlrep.closure import Verbs
 
 # The software of every rule (used with --sdm conda; the README's .venv holds the same pins).
 MLREP_ENV = "../envs/mlrep.yaml"
@@ -25,10 +26,16 @@ def job_threads(kind):
     return CFG["resources"][kind].get("threads", 1)
 
 
-def code_version(*areas):
-    """A param for rules whose results depend on mlrep library code (the areas named), so
-    Snakemake's params trigger reruns them when that code changes (mlrep.provenance)."""
-    return source_digest(*areas)
+# The verbs of the `mlrep` command and the code each of them runs (mlrep/closure.py).
+MLREP_VERBS = Verbs(build_parser())
+
+
+def code_version(verb):
+    """The `code` param of the rules that run ``mlrep <verb>``, the digest of the code the
+    verb runs (its import closure and the data files it reads), so Snakemake's params trigger
+    reruns their jobs when, and only when, that code changes. Name the verb the shell command
+    runs; tests/test_code_version.py checks that each one does."""
+    return MLREP_VERBS.closure(verb).digest
 
 
 def log_path(*parts):

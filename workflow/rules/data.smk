@@ -25,6 +25,7 @@ rule tiny_sources:
         **job_resources("cpu_light"),
         network=1,
     params:
+        code=code_version("corpus sources"),
         dest=lambda wildcards, output: os.path.dirname(output[0]),
         flags=flags_from({"packages": TINY["packages"]}),
         scale=CFG["scale"],
@@ -47,19 +48,10 @@ rule tiny_corpus:
     resources:
         **job_resources("cpu_light"),
     params:
+        code=code_version("corpus tiny"),
         wheels=lambda wildcards, input: os.path.dirname(input[0]),
         flags=flags_from(TINY),
         scale=CFG["scale"],
-        # the code dvc.yaml's data stage lists
-        code=code_version(
-            "data/catalogs",
-            "data/gettext_clean",
-            "data/tiny_corpus",
-            "data/tiny_sources.yaml",
-            "data/wheels",
-            "data/cli",
-            "io",
-        ),
     shell:
         "mlrep corpus tiny --wheels {params.wheels} --out {output} --scale {params.scale} "
         "{params.flags} > {log} 2>&1"

@@ -35,6 +35,7 @@ rule dataset_fetch:
         **job_resources("cpu_light"),
         network=1,
     params:
+        code=code_version("data fetch"),
         dest=lambda wildcards: PATHS.dataset_raw(wildcards.key),
         flags=lambda wildcards: flags_from(fetch_values(CFG, wildcards.key)),
         scale=CFG["scale"],
@@ -59,6 +60,7 @@ rule dataset_normalize:
     resources:
         **job_resources("cpu_light"),
     params:
+        code=code_version("data normalize"),
         raw=lambda wildcards, input: os.path.dirname(input[0]),
         flags=lambda wildcards: flags_from(normalize_values(CFG, wildcards.key)),
         scale=CFG["scale"],
@@ -83,6 +85,7 @@ rule dataset_stand_in:
     resources:
         **job_resources("cpu_light"),
     params:
+        code=code_version("data stand-in"),
         flags=lambda wildcards: flags_from(stand_in_values(CFG, wildcards.key)),
         scale=CFG["scale"],
     shell:

@@ -87,7 +87,7 @@ rule tokenize_shard:
     resources:
         **job_resources("default"),
     params:
-        code=code_version("text/cli", "text/lines", "text/moses", "text/normalise"),
+        code=code_version("text tokenize"),
         source=lambda w: preprocess_plan.source(
             PRE, PATHS, w.dataset, w.split, w.pair, w.lang
         )[1],
@@ -124,7 +124,7 @@ rule segment_shard:
     resources:
         **job_resources("default"),
     params:
-        code=code_version("text/cli", "text/lines", "text/segment", "text/scripts"),
+        code=code_version("text segment"),
         source=lambda w: preprocess_plan.source(
             PRE, PATHS, w.dataset, w.split, w.pair, w.lang
         )[1],
@@ -162,9 +162,7 @@ rule segment_ja_shard:
     resources:
         **job_resources("default"),
     params:
-        code=code_version(
-            "text/cli", "text/lines", "text/segment", "text/knp", "text/external"
-        ),
+        code=code_version("text segment"),
         source=lambda w: preprocess_plan.source(
             PRE, PATHS, w.dataset, w.split, w.pair, w.lang
         )[1],
@@ -202,15 +200,7 @@ rule parse_shard:
     resources:
         **job_resources("default"),
     params:
-        code=code_version(
-            "text/cli",
-            "text/lines",
-            "text/english",
-            "text/tree",
-            "text/head_final",
-            "text/enju",
-            "text/external",
-        ),
+        code=code_version("text parse"),
         source=lambda w: preprocess_plan.source(
             PRE, PATHS, w.dataset, w.split, w.pair, w.lang
         )[1],
@@ -247,7 +237,7 @@ if PRE_SHARDS > 1:
         resources:
             **job_resources("cpu_light"),
         params:
-            code=code_version("text/cli", "text/lines"),
+            code=code_version("text gather"),
         shell:
             "mlrep text gather --output {output.text} {input} > {log} 2>&1"
 
@@ -271,7 +261,7 @@ rule head_final:
     resources:
         **job_resources("cpu_light"),
     params:
-        code=code_version("text/cli", "text/lines", "text/tree", "text/head_final"),
+        code=code_version("text head-final"),
         flags=flags_from(PRE["head_final"]),
         scale=CFG["scale"],
     shell:
@@ -301,7 +291,7 @@ rule train_subwords:
     resources:
         **job_resources("default"),
     params:
-        code=code_version("text/cli", "text/plan", "text/subwords"),
+        code=code_version("text train-subwords"),
         flags=lambda w: flags_from(
             preprocess_plan.subword_options(PRE, w.setting, w.model)
         ),
@@ -340,7 +330,7 @@ rule encode_subwords:
     resources:
         **job_resources("cpu_light"),
     params:
-        code=code_version("text/cli", "text/lines", "text/subwords"),
+        code=code_version("text encode-subwords"),
         flags=PRE_FLAGS,
         scale=CFG["scale"],
     shell:
@@ -360,7 +350,7 @@ rule preprocess:
     conda:
         MLREP_ENV
     params:
-        code=code_version("text/cli", "text/lines"),
+        code=code_version("text record"),
         out=lambda w, output: Path(output.config).parent,
         scale=CFG["scale"],
     shell:

@@ -50,13 +50,13 @@ rule report:
     resources:
         **job_resources("cpu_light"),
     params:
+        code=code_version("report build"),
         results=str(PATHS.results),
         # a shipped folder, not a built one (a checkout without it still plans the DAG)
         reference=lambda wildcards: str(PATHS.reference),
         out=lambda wildcards, output: os.path.dirname(output.index),
         flags=flags_from(CFG["report"]),
         scale=CFG["scale"],
-        code=code_version("report"),
     shell:
         "mlrep report build --results {params.results} --reference {params.reference} "
         "--out {params.out} --scale {params.scale} {params.flags} > {log} 2>&1"

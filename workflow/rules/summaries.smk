@@ -23,13 +23,13 @@ rule chapter_summary:
     resources:
         **job_resources("cpu_light"),
     params:
+        code=code_version("report summary"),
         # the folder the chapter's runs live in (a function: a folder, not a file input)
         results=lambda wildcards: str(PATHS.results),
         reference=lambda wildcards: str(PATHS.reference),
         # the ledger's bootstrap: the summary's verdicts are the report's
         flags=flags_from(CFG["report"]),
         scale=CFG["scale"],
-        code=code_version("report"),
     shell:
         "mlrep report summary --chapter {wildcards.chapter} --results {params.results} "
         "--reference {params.reference} --out {output} --scale {params.scale} {params.flags} "
