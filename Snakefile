@@ -10,6 +10,7 @@ from snakemake.exceptions import WorkflowError
 
 from mlrep import chapters as mlrep_chapters
 from mlrep import config as mlrep_config
+from mlrep import config_checks
 from mlrep.paths import Paths
 from mlrep.train.checkpoint import leave_stop_signals_to_trainers
 
@@ -20,7 +21,7 @@ configfile: "params.yaml"
 # Validate params.yaml (plus --configfile and --config overrides) for every scale before any
 # job is planned; a problem is reported under the file or option that introduced it.
 try:
-    CFG = mlrep_config.load(
+    CFG = config_checks.load_checked(
         config,
         Path(workflow.basedir) / "workflow/schemas/params.schema.yaml",
         label="params.yaml with --configfile/--config overrides",

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 import yaml
 
-from mlrep import __version__, chapters, cluster
+from mlrep import __version__, chapters, cluster, config_checks
 from mlrep import config as cfg
 from mlrep.align import cli as align_cli
 from mlrep.cliutil import common_options
@@ -36,7 +36,7 @@ def _config_check(args: argparse.Namespace) -> int:
     if args.scale:  # blamed on the flag, not the file, when it names no scale
         sources.append(cfg.Source(f"--scale {args.scale}", {"scale": args.scale}))
     merged = {**params, "scale": args.scale} if args.scale else params
-    resolved = cfg.load(merged, label=str(args.params), sources=sources)
+    resolved = config_checks.load_checked(merged, label=str(args.params), sources=sources)
     if args.show:
         print(yaml.safe_dump(resolved, sort_keys=False, allow_unicode=True), end="")
     else:

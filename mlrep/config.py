@@ -17,7 +17,7 @@ import copy
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,9 +25,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from mlrep.data import registry
-from mlrep.errors import MlrepError, did_you_mean
-from mlrep.paths import Paths
+from mlrep.errors import MlrepError
 
 SCALES_KEY = "scales"
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~8x faster
@@ -153,91 +151,14 @@ def _schema_problem(error: jsonschema.ValidationError) -> Problem:
     return Problem(ident, _describe(error))
 
 
-_LIST_REGISTRY = "`mlrep data list` shows the registry's keys"
-
-
-def _unknown(key: str, value: str, allowed: Sequence[str], where: str) -> list[Problem]:
-    """A problem if `value` is not one of `allowed` (the keys of `where`), else none."""
-    if value in allowed:
-        return []
-    listed = f"allowed values: {', '.join(allowed)}" if len(allowed) <= 20 else _LIST_REGISTRY
-    return [
-        Problem(
-            f"{key} {value}",
-            f"{key}: {value!r} is not in {where}{did_you_mean(value, allowed)}; {listed}",
-        )
-    ]
-
-
-def dataset_references(config: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-    """(key, value) of every setting that names a dataset folder results/data/<value>: what
-    the chapters' rule files read (their CHAPTER_DATA) and the preprocessing inputs."""
-    ems, ch8, pre = config["ch2_ems"], config["ch8_layernorm"], config["preprocess"]
-    for i, key in enumerate(ems["sources"]):
-        yield f"ch2_ems.sources[{i}]", key
-    yield "ch2_ems.tatoeba", ems["tatoeba"]
-    for name, spec in ems["benchmarks"].items():
-        if spec["dataset"]:  # "": not run
-            yield f"ch2_ems.benchmarks.{name}.dataset", spec["dataset"]
-    for name, spec in ch8["datasets"].items():
-        for i, key in enumerate(spec["corpora"]):
-            yield f"ch8_layernorm.datasets.{name}.corpora[{i}]", key
-    for pair, sets in pre["corpora"].items():  # pair -> split -> "<key>/<set>"
-        for split, source in sets.items():
-            yield f"preprocess.corpora.{pair}.{split}", source.split("/")[0]
-    if set(pre["pairs"]) - set(pre["corpora"]):  # the other pairs come from the dataset
-        yield "preprocess.dataset", pre["dataset"]
-
-
-def _references(
-    config: Mapping[str, Any], entries: Mapping[str, registry.Dataset]
-) -> list[Problem]:
-    """What the schema cannot see: names that must be keys elsewhere in the config or in the
-    dataset registry. Unchecked, a rule file fails on them with a bare KeyError, or Snakemake
-    with a missing input far from the key that named it."""
-    ems, ch8, data = config["ch2_ems"], config["ch8_layernorm"], config["data"]
-    datasets, baselines = list(ch8["datasets"]), list(ems["baselines"])
-    problems = []
-    for i, name in enumerate(ch8["run_datasets"]):
-        key = f"ch8_layernorm.run_datasets[{i}]"
-        problems += _unknown(key, name, datasets, "ch8_layernorm.datasets")
-    for i, run in enumerate(ch8["extra_runs"]):  # <dataset>/<system>/seed<N>
-        key = f"ch8_layernorm.extra_runs[{i}]"
-        problems += _unknown(key, run.split("/")[0], datasets, "ch8_layernorm.datasets")
-    for i, name in enumerate(ems["baseline_runs"]):
-        problems += _unknown(f"ch2_ems.baseline_runs[{i}]", name, baselines, "ch2_ems.baselines")
-    for name in ems["stand_ins"]:
-        problems += _unknown("ch2_ems.stand_ins", name, baselines, "ch2_ems.baselines")
-    for key in data["datasets"]:
-        problems += _unknown("data.datasets", key, list(entries), "the dataset registry")
-    downloads = [k for k, d in entries.items() if d.access == "download"]
-    for key in data["download"]["mirrors"]:
-        where = "the registry's downloaded datasets"
-        problems += _unknown("data.download.mirrors", key, downloads, where)
-    paths = Paths.from_config(config)
-    built = [paths.tiny_corpus.name, *(k for k, d in entries.items() if d.reader)]
-    for key, value in dataset_references(config):
-        if value in built or paths.dataset(value).is_dir():
-            continue
-        problems.append(
-            Problem(
-                f"{key} {value}",
-                f"{key}: {value!r} is no dataset{did_you_mean(value, built)}: not the embedded "
-                f"corpus ({paths.tiny_corpus.name}), not a registry key with a reader, and no "
-                f"folder {paths.dataset(value)} exists; {_LIST_REGISTRY}",
-            )
-        )
-    return problems
+Checks = Callable[[Mapping[str, Any]], list[Problem]]
 
 
 def _problems(
-    params: Mapping[str, Any],
-    schema: Mapping[str, Any],
-    scale: str,
-    entries: Mapping[str, registry.Dataset],
+    params: Mapping[str, Any], schema: Mapping[str, Any], scale: str, checks: Checks | None
 ) -> list[Problem]:
-    """Every schema violation of `params` at `scale`; with none, every broken reference
-    (against the dataset registry's `entries`)."""
+    """Every schema violation of `params` at `scale`; with none, what `checks` finds in the
+    resolved config (`mlrep.config_checks`: names that must be keys elsewhere)."""
     names = scale_names(schema)
     try:
         resolved = resolve(params, scale, names)
@@ -245,7 +166,8 @@ def _problems(
         return [Problem(str(exc), str(exc))]
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(resolved), key=lambda e: list(map(str, e.path)))
-    return [_schema_problem(e) for e in errors] or _references(resolved, entries)
+    problems = [_schema_problem(e) for e in errors]
+    return problems or (checks(resolved) if checks else [])
 
 
 _SCALAR_TYPES = {"integer": int, "number": (int, float), "boolean": bool}
@@ -322,7 +244,7 @@ def _blame(
     params: Mapping[str, Any],
     sources: Sequence[Source],
     schema: Mapping[str, Any],
-    entries: Mapping[str, registry.Dataset],
+    checks: Checks | None,
 ) -> dict[str, list[Problem]] | None:
     """`problems` grouped under the layer each one comes from, in the layers' order.
 
@@ -336,7 +258,7 @@ def _blame(
     for source in sources:
         merged = _deep_merge(merged, source.values)
         checked = coerce_override_strings(merged, schema, names)
-        found.append({p.ident for p in _problems(checked, schema, scale, entries)})
+        found.append({p.ident for p in _problems(checked, schema, scale, checks)})
     if not sources or merged != params:
         return None
     blamed: dict[int, list[Problem]] = {}
@@ -353,8 +275,13 @@ def load(
     schema_path: Path = DEFAULT_SCHEMA,
     label: str = "params.yaml",
     sources: Sequence[Source] = (),
+    checks: Checks | None = None,
 ) -> dict[str, Any]:
     """Validate `params` for every scale and return it resolved for its selected scale.
+
+    `checks` adds what the schema cannot see (`mlrep.config_checks.load_checked` passes the
+    cross-key and registry checks; they live apart so that the jobs' own config loads, and so
+    their code digests, do not depend on the dataset registry).
 
     `params` is what Snakemake holds as ``config``: params.yaml with ``--configfile`` and
     ``--config`` overrides. Given the `sources` it was merged from (`snakemake_sources`), a
@@ -364,12 +291,10 @@ def load(
     schema = load_yaml(schema_path)
     names = scale_names(schema)
     checked = coerce_override_strings(params, schema, names)
-    # the user's own entries (data.registry) count as registry keys in the cross-key checks
-    entries = registry.load(checked.get("data", {}).get("registry") or None)
     for name in names:
-        problems = _problems(checked, schema, name, entries)
+        problems = _problems(checked, schema, name, checks)
         if problems:
-            blamed = _blame(problems, name, params, sources, schema, entries) or {label: problems}
+            blamed = _blame(problems, name, params, sources, schema, checks) or {label: problems}
             raise ConfigError(
                 "\n".join(
                     f"{where} (scale {name}) is invalid:\n"

@@ -3,13 +3,14 @@ import copy
 import pytest
 
 from mlrep import config as cfg
+from mlrep import config_checks
 from tests.conftest import REPO
 
 PARAMS = cfg.load_yaml(REPO / "params.yaml")
 
 
 def _load(params):
-    return cfg.load(params, REPO / "workflow/schemas/params.schema.yaml")
+    return config_checks.load_checked(params, REPO / "workflow/schemas/params.schema.yaml")
 
 
 def _with(path: str, value):
@@ -241,7 +242,7 @@ def test_each_problem_is_blamed_on_the_layer_that_set_the_bad_value():
         ("--config ch8_layernorm=...", {"ch8_layernorm": {"seeds": [2]}}),  # fixes seeds
     )
     with pytest.raises(cfg.ConfigError) as info:
-        cfg.load(merged, sources=sources)
+        config_checks.load_checked(merged, sources=sources)
     message = str(info.value)
     assert message.splitlines() == [
         "--configfile extra.yaml (scale tiny) is invalid:",
@@ -258,7 +259,7 @@ def test_a_broken_reference_is_blamed_on_its_layer_and_params_yaml_on_its_own():
     merged["ch2_ems"]["baseline_runs"] = ["bert"]
     sources[0] = cfg.Source("params.yaml", bad_params)
     with pytest.raises(cfg.ConfigError, match=r"^params.yaml \(scale tiny\) is invalid:\n.*bert"):
-        cfg.load(merged, sources=sources)
+        config_checks.load_checked(merged, sources=sources)
     merged, sources = _layers(
         (
             "--config ch8_layernorm=...",
@@ -266,13 +267,15 @@ def test_a_broken_reference_is_blamed_on_its_layer_and_params_yaml_on_its_own():
         )
     )
     with pytest.raises(cfg.ConfigError, match=r"^--config ch8_layernorm=\.\.\. \(scale tiny\)"):
-        cfg.load(merged, sources=sources)
+        config_checks.load_checked(merged, sources=sources)
 
 
 def test_layers_that_do_not_make_up_the_config_are_not_used_to_blame():
     merged, sources = _layers(("--config report=...", {"report": {"bootstrap_samples": 5}}))
     with pytest.raises(cfg.ConfigError, match=r"^the config \(scale tiny\) is invalid"):
-        cfg.load(merged, label="the config", sources=sources[1:])  # params.yaml left out
+        config_checks.load_checked(
+            merged, label="the config", sources=sources[1:]
+        )  # params.yaml left out
 
 
 def test_config_check_blames_a_bad_scale_flag_not_the_file(capsys):

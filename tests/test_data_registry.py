@@ -8,7 +8,7 @@ import re
 import pytest
 import yaml
 
-from mlrep import chapters
+from mlrep import chapters, config_checks
 from mlrep import config as cfg
 from mlrep.cli import main
 from mlrep.data import registry
@@ -127,7 +127,7 @@ NOT_IN_REGISTRY = {"tiny_corpus"}
 def _dataset_fields(resolved):
     """The params values that name a results/data/<key> folder (`mlrep.config` checks each one
     names a dataset) and the per-dataset data blocks."""
-    yield from (value for _, value in cfg.dataset_references(resolved))
+    yield from (value for _, value in config_checks.dataset_references(resolved))
     yield from resolved["data"]["datasets"]
     yield from resolved["data"]["download"]["mirrors"]
 
@@ -256,7 +256,7 @@ def test_every_chapter_tag_is_a_chapter_id_so_list_can_show_it(entries):
 
 def test_list_of_a_chapter_without_datasets_says_so(entries, monkeypatch, capsys):
     only_ch2 = {k: d for k, d in entries.items() if d.chapters == ("ch2_ems",)}
-    monkeypatch.setattr(registry, "load", lambda: only_ch2)
+    monkeypatch.setattr(registry, "load", lambda extra=None: only_ch2)
     assert main(["data", "list", "--chapter", "ch8_layernorm"]) == 0
     out = capsys.readouterr()
     assert out.out == "" and "no registry dataset is tagged with chapter ch8_layernorm" in out.err

@@ -1,0 +1,111 @@
+"""What the schema cannot see in a config: names that must be keys elsewhere in it or in the
+dataset registry (a run dataset among the datasets, a baseline among the baselines, a corpus a
+registry key with a reader or an existing folder).
+
+Apart from `mlrep.config` on purpose: the Snakefile and `mlrep config check` run these checks
+before anything is planned; the jobs' own config loads do not, so their code digests
+(`mlrep.closure`) do not depend on the registry and a registry edit reruns no training.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mlrep.config import DEFAULT_SCHEMA, Checks, Problem, Source, load
+from mlrep.data import registry
+from mlrep.errors import did_you_mean
+from mlrep.paths import Paths
+
+_LIST_REGISTRY = "`mlrep data list` shows the registry's keys"
+
+
+def _unknown(key: str, value: str, allowed: Sequence[str], where: str) -> list[Problem]:
+    """A problem if `value` is not one of `allowed` (the keys of `where`), else none."""
+    if value in allowed:
+        return []
+    listed = f"allowed values: {', '.join(allowed)}" if len(allowed) <= 20 else _LIST_REGISTRY
+    return [
+        Problem(
+            f"{key} {value}",
+            f"{key}: {value!r} is not in {where}{did_you_mean(value, allowed)}; {listed}",
+        )
+    ]
+
+
+def dataset_references(config: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """(key, value) of every setting that names a dataset folder results/data/<value>: what
+    the chapters' rule files read (their CHAPTER_DATA) and the preprocessing inputs."""
+    ems, ch8, pre = config["ch2_ems"], config["ch8_layernorm"], config["preprocess"]
+    for i, key in enumerate(ems["sources"]):
+        yield f"ch2_ems.sources[{i}]", key
+    yield "ch2_ems.tatoeba", ems["tatoeba"]
+    for name, spec in ems["benchmarks"].items():
+        if spec["dataset"]:  # "": not run
+            yield f"ch2_ems.benchmarks.{name}.dataset", spec["dataset"]
+    for name, spec in ch8["datasets"].items():
+        for i, key in enumerate(spec["corpora"]):
+            yield f"ch8_layernorm.datasets.{name}.corpora[{i}]", key
+    for pair, sets in pre["corpora"].items():  # pair -> split -> "<key>/<set>"
+        for split, source in sets.items():
+            yield f"preprocess.corpora.{pair}.{split}", source.split("/")[0]
+    if set(pre["pairs"]) - set(pre["corpora"]):  # the other pairs come from the dataset
+        yield "preprocess.dataset", pre["dataset"]
+
+
+def _references(
+    config: Mapping[str, Any], entries: Mapping[str, registry.Dataset]
+) -> list[Problem]:
+    """What the schema cannot see: names that must be keys elsewhere in the config or in the
+    dataset registry. Unchecked, a rule file fails on them with a bare KeyError, or Snakemake
+    with a missing input far from the key that named it."""
+    ems, ch8, data = config["ch2_ems"], config["ch8_layernorm"], config["data"]
+    datasets, baselines = list(ch8["datasets"]), list(ems["baselines"])
+    problems = []
+    for i, name in enumerate(ch8["run_datasets"]):
+        key = f"ch8_layernorm.run_datasets[{i}]"
+        problems += _unknown(key, name, datasets, "ch8_layernorm.datasets")
+    for i, run in enumerate(ch8["extra_runs"]):  # <dataset>/<system>/seed<N>
+        key = f"ch8_layernorm.extra_runs[{i}]"
+        problems += _unknown(key, run.split("/")[0], datasets, "ch8_layernorm.datasets")
+    for i, name in enumerate(ems["baseline_runs"]):
+        problems += _unknown(f"ch2_ems.baseline_runs[{i}]", name, baselines, "ch2_ems.baselines")
+    for name in ems["stand_ins"]:
+        problems += _unknown("ch2_ems.stand_ins", name, baselines, "ch2_ems.baselines")
+    for key in data["datasets"]:
+        problems += _unknown("data.datasets", key, list(entries), "the dataset registry")
+    downloads = [k for k, d in entries.items() if d.access == "download"]
+    for key in data["download"]["mirrors"]:
+        where = "the registry's downloaded datasets"
+        problems += _unknown("data.download.mirrors", key, downloads, where)
+    paths = Paths.from_config(config)
+    built = [paths.tiny_corpus.name, *(k for k, d in entries.items() if d.reader)]
+    for key, value in dataset_references(config):
+        if value in built or paths.dataset(value).is_dir():
+            continue
+        problems.append(
+            Problem(
+                f"{key} {value}",
+                f"{key}: {value!r} is no dataset{did_you_mean(value, built)}: not the embedded "
+                f"corpus ({paths.tiny_corpus.name}), not a registry key with a reader, and no "
+                f"folder {paths.dataset(value)} exists; {_LIST_REGISTRY}",
+            )
+        )
+    return problems
+
+
+def cross_keys(params: Mapping[str, Any]) -> Checks:
+    """The checks against the registry, the user's own entries (``data.registry``) included."""
+    entries = registry.load(params.get("data", {}).get("registry") or None)
+    return lambda config: _references(config, entries)
+
+
+def load_checked(
+    params: Mapping[str, Any],
+    schema_path: Path = DEFAULT_SCHEMA,
+    label: str = "params.yaml",
+    sources: Sequence[Source] = (),
+) -> dict[str, Any]:
+    """`mlrep.config.load` with the cross-key checks: what runs before a workflow is planned."""
+    return load(params, schema_path, label, sources, checks=cross_keys(params))
