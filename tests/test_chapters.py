@@ -43,6 +43,8 @@ def test_params_sections_schema_and_report_follow_the_registry():
 
 def test_every_built_chapter_has_its_files(rules):
     for chapter in chapters.built():
+        home = REPO / chapter.home.replace(".", "/")
+        assert (home / "__init__.py").is_file() and (home / "metrics.py").is_file(), home
         assert (REPO / chapter.rules).is_file(), chapter.rules
         assert (REPO / chapter.tables).is_file(), chapter.tables
         assert (REPO / chapter.docs).is_file(), chapter.docs
