@@ -38,9 +38,10 @@ def japanese_corpus():
 def workdir(tmp_path):
     copy_workflow(tmp_path)
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
-    params["preprocess"].update({"pairs": ["en-de", "en-ja"], "shards": 1, "max_lines": 0})
+    dataset = {"corpus": "tiny_corpus", "corpora": {}, "pairs": ["en-de", "en-ja"], "steps": {}}
+    params["preprocess"].update({"datasets": {"tiny_corpus": dataset}, "shards": 1, "max_lines": 0})
     params["preprocess"]["subwords"]["settings"] = {}
-    params["align"].update({"pairs": ["en-de", "en-ja"], "shards": 2})
+    params["align"].update({"dataset": "tiny_corpus", "pairs": ["en-de", "en-ja"], "shards": 2})
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     return tmp_path
 

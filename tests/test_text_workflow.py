@@ -18,8 +18,13 @@ RULES = [
     "head_final",
     "train_subwords",
     "encode_subwords",
+    "preprocess_dataset",
     "preprocess",
 ]
+# one dataset, the tiny corpus's en-ja pair
+DATASETS = {
+    "tiny_corpus": {"corpus": "tiny_corpus", "corpora": {}, "pairs": ["en-ja"], "steps": {}}
+}
 
 
 def write_corpus(root):
@@ -34,14 +39,14 @@ def trim_params(root):
     path = root / "params.yaml"
     params = yaml.safe_load(path.read_text(encoding="utf-8"))
     params["preprocess"].update(
-        pairs=["en-ja"],
+        datasets=DATASETS,
         splits=["train"],
         shards=2,
         max_lines=3,
         parse={"pairs": ["en-ja"], "source": "spacy"},
     )
     params["preprocess"]["subwords"]["settings"] = {
-        "ch4_jass": {"pairs": ["en-ja"], "method": "subword_nmt", "merges": 20}
+        "ch4_jass": {"dataset": "tiny_corpus", "method": "subword_nmt", "merges": 20}
     }
     path.write_text(yaml.safe_dump(params), encoding="utf-8")
 
@@ -92,7 +97,7 @@ def test_preprocess_reads_the_users_knp_and_enju_output(workdir):
     path = workdir / "params.yaml"
     params = yaml.safe_load(path.read_text(encoding="utf-8"))
     params["preprocess"].update(
-        pairs=["en-ja"],
+        datasets=DATASETS,
         splits=["train"],
         shards=2,
         segment={"languages": ["ja"], "source": "knp"},
