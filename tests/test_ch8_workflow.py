@@ -47,7 +47,7 @@ def test_trimmed_chapter_8_run_fills_metrics_and_table_8_2(tmp_path, corpus):  #
         systems=SYSTEMS,
         pivot="postnorm-t-enc-w",
         seeds=[1],
-        data={"max_train": 200, "max_valid": 8, "max_test": 12},
+        data={"max_train": 200, "max_valid": 8, "max_test": 12, "max_length": 256},
         states={"sentences": 4},
         probe={"epochs": 1, "lr": 0.001, "batch_sentences": 8},
         svcca={"variance": 0.5, "groups": "pooled"},
