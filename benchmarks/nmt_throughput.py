@@ -1,13 +1,14 @@
 """NMT training throughput (target tokens/s) and peak memory: the tiny model and Transformer-base.
 
-Cuts an IWSLT-shaped dataset (en, it, nl, ro) from the tiny corpus, then trains each size for a
-few updates in its own process (`mlrep.nmt.train.train`, the code the rules run) and prints
+Reads a prepared IWSLT-shaped dataset (en, it, nl, ro: `snakemake
+results/ch8_layernorm/data/iwslt`, the tiny corpus preprocessed and cut), then trains each size
+for a few updates in its own process (`mlrep.nmt.train.train`, the code the rules run) and prints
 fairseq's own words-per-second of the epoch (wps: target tokens per second), the wall time,
 the peak resident memory of the process and, on a GPU, the peak GPU memory. Reference point:
 DESIGN's measurement of the same tiny model with plain fairseq-train (0.36 s/update on 2
 threads, ``--max-tokens 4096``).
 
-    python benchmarks/nmt_throughput.py --corpus results/data/tiny_corpus --updates 20 5
+    python benchmarks/nmt_throughput.py --data results/ch8_layernorm/data/iwslt --updates 20 5
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def worker(data: Path, out: Path, arch: str, updates: int, threads: int) -> dict
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=Path("results/data/tiny_corpus"))
+    parser.add_argument("--data", type=Path, default=Path("results/ch8_layernorm/data/iwslt"))
     parser.add_argument("--updates", type=int, nargs=2, default=[20, 5], help="tiny, base")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--worker", nargs=4, metavar=("DATA", "OUT", "ARCH", "UPDATES"))
@@ -88,16 +89,14 @@ def main() -> None:
 
     from mlrep.nmt import data, prepare
 
+    stats = data.read_stats(args.data / data.TEXT)
+    vocabulary = len((args.data / prepare.DICT).read_text(encoding="utf-8").splitlines())
+    print(f"dataset: {stats['s_train']} en-xx pairs x 2 directions, vocabulary {vocabulary}")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        languages = ["en", "it", "nl", "ro"]
-        stats = data.cut([args.corpus], languages, data.SPLITS, root / "text", 5000, 50, 50)
-        data.write_stats(root / "text", stats)
-        prepare.prepare(root / "text", root, "unigram", 4000, 1.0)
-        print(f"dataset: {stats['s_train']} en-xx pairs x 2 directions, vocabulary 4000")
         for arch, updates in zip(SIZES, args.updates, strict=True):
             command = [sys.executable, __file__, "--threads", str(args.threads), "--worker"]
-            command += [str(root), str(root / arch), arch, str(updates)]
+            command += [str(args.data), str(root / arch), arch, str(updates)]
             result = subprocess.run(command, capture_output=True, text=True, check=True)
             row = json.loads(result.stdout.strip().splitlines()[-1])
             per_update = row["wall_s"] / row["updates"]

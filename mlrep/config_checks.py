@@ -37,21 +37,20 @@ def _unknown(key: str, value: str, allowed: Sequence[str], where: str) -> list[P
 def dataset_references(config: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     """(key, value) of every setting that names a dataset folder results/data/<value>: what
     the chapters' rule files read (their CHAPTER_DATA) and the preprocessing inputs."""
-    ems, ch8, pre = config["ch2_ems"], config["ch8_layernorm"], config["preprocess"]
+    ems, pre = config["ch2_ems"], config["preprocess"]
     for i, key in enumerate(ems["sources"]):
         yield f"ch2_ems.sources[{i}]", key
     yield "ch2_ems.tatoeba", ems["tatoeba"]
     for name, spec in ems["benchmarks"].items():
         if spec["dataset"]:  # "": not run
             yield f"ch2_ems.benchmarks.{name}.dataset", spec["dataset"]
-    for name, spec in ch8["datasets"].items():
-        for i, key in enumerate(spec["corpora"]):
-            yield f"ch8_layernorm.datasets.{name}.corpora[{i}]", key
-    for pair, sets in pre["corpora"].items():  # pair -> split -> "<key>/<set>"
-        for split, source in sets.items():
-            yield f"preprocess.corpora.{pair}.{split}", source.split("/")[0]
-    if set(pre["pairs"]) - set(pre["corpora"]):  # the other pairs come from the dataset
-        yield "preprocess.dataset", pre["dataset"]
+    for name, spec in pre["datasets"].items():
+        here = f"preprocess.datasets.{name}"
+        for pair, sets in spec["corpora"].items():  # pair -> split -> "<key>/<set>"
+            for split, source in sets.items():
+                yield f"{here}.corpora.{pair}.{split}", source.split("/")[0]
+        if set(spec["pairs"]) - set(spec["corpora"]):  # the other pairs come from its corpus
+            yield f"{here}.corpus", spec["corpus"]
 
 
 def _references(
@@ -62,7 +61,18 @@ def _references(
     with a missing input far from the key that named it."""
     ems, ch8, data = config["ch2_ems"], config["ch8_layernorm"], config["data"]
     datasets, baselines = list(ch8["datasets"]), list(ems["baselines"])
+    pre = config["preprocess"]
+    settings, preprocessed = list(pre["subwords"]["settings"]), list(pre["datasets"])
     problems = []
+    for name, spec in ch8["datasets"].items():
+        key = f"ch8_layernorm.datasets.{name}.subwords"
+        problems += _unknown(key, spec["subwords"], settings, "preprocess.subwords.settings")
+    for name, spec in pre["subwords"]["settings"].items():
+        key = f"preprocess.subwords.settings.{name}.dataset"
+        problems += _unknown(key, spec["dataset"], preprocessed, "preprocess.datasets")
+    problems += _unknown(
+        "align.dataset", config["align"]["dataset"], preprocessed, "preprocess.datasets"
+    )
     for i, name in enumerate(ch8["run_datasets"]):
         key = f"ch8_layernorm.run_datasets[{i}]"
         problems += _unknown(key, name, datasets, "ch8_layernorm.datasets")

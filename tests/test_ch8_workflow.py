@@ -14,7 +14,9 @@ import yaml
 from tests.conftest import REPO, copy_workflow, planned_jobs, snakemake
 from tests.nmt_helpers import corpus  # noqa: F401
 
+PREPROCESS_RULES = ["tokenize_shard", "train_subwords", "encode_subwords"]
 CH8_RULES = [
+    *PREPROCESS_RULES,
     "ch8_prepare",
     "ch8_train",
     "ch8_translate",
@@ -39,13 +41,13 @@ def test_trimmed_chapter_8_run_fills_metrics_and_table_8_2(tmp_path, corpus):  #
     params = yaml.safe_load((tmp_path / "params.yaml").read_text(encoding="utf-8"))
     params["chapters"] = ["ch8_layernorm"]
     ch8 = params["ch8_layernorm"]
-    ch8["datasets"]["iwslt"]["vocab_size"] = 300
+    params["preprocess"]["subwords"]["settings"]["iwslt"]["merges"] = 300
     ch8.update(
         run_datasets=["iwslt"],
         systems=SYSTEMS,
         pivot="postnorm-t-enc-w",
         seeds=[1],
-        data={"max_train": 200, "max_valid": 8, "max_test": 12},
+        data={"max_train": 200, "max_valid": 8, "max_test": 12, "max_length": 256},
         states={"sentences": 4},
         probe={"epochs": 1, "lr": 0.001, "batch_sentences": 8},
         svcca={"variance": 0.5, "groups": "pooled"},
@@ -91,6 +93,42 @@ def test_trimmed_chapter_8_run_fills_metrics_and_table_8_2(tmp_path, corpus):  #
     assert float(table_8_1[("iwslt", "S_train")]["measured"]) == 3 * 200
     assert table_8_1[("opus", "N_zero")]["status"] == "not run"
 
+    # scored as plain text against the raw references: BPE merged, Moses undone
+    hyp = (runs / "prenorm-s-enc-t-dec-w/seed1/hyp/it-nl.hyp").read_text(encoding="utf-8")
+    sub = (runs / "prenorm-s-enc-t-dec-w/seed1/hyp/it-nl.sub").read_text(encoding="utf-8")
+    assert "@@" not in hyp and len(hyp.splitlines()) == len(sub.splitlines()) == 12
+
+
+def jobs(stdout: str, rule: str) -> list[dict[str, str]]:
+    """Each planned job of `rule` in a dry run's output: its input, output and wildcards."""
+    found = []
+    for block in re.findall(rf"rule {rule}:\n((?:    .*\n)*)", stdout):
+        found.append(dict(re.findall(r"^    (\w+): (.*)$", block, re.MULTILINE)))
+    return found
+
+
+def test_tiny_plan_preprocesses_the_datasets_pairs_with_the_shared_rules(tmp_path):
+    """Chapter 8 reads the shared preprocessing: Moses tokens of en-it, en-nl, en-ro from the
+    tiny corpus and the `iwslt` setting's joint BPE, then cuts and binarises them."""
+    workdir = copy_workflow(tmp_path)
+    result = snakemake(workdir, "-n", "ch8_layernorm", "--config", "chapters=[ch8_layernorm]")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    tokenized = {job["output"].split(",")[0] for job in jobs(result.stdout, "tokenize_shard")}
+    assert tokenized == {
+        f"results/preprocess/iwslt/tok/{split}.en-{xx}.{lang}"
+        for split in ("train", "valid", "test")
+        for xx in ("it", "nl", "ro")
+        for lang in ("en", xx)
+    }
+    assert [job["output"] for job in jobs(result.stdout, "train_subwords")] == [
+        "results/preprocess/iwslt/subwords/iwslt/all"
+    ]
+    assert len(jobs(result.stdout, "encode_subwords")) == 18
+    (prepare,) = jobs(result.stdout, "ch8_prepare")
+    inputs = prepare["input"].split(", ")
+    assert inputs[0] == "results/data/tiny_corpus"
+    assert set(inputs[1:]) == {t.replace("/tok/", "/sub/iwslt/") for t in tokenized}
+
 
 def test_tiny_scale_plans_every_step_as_a_cpu_job(tmp_path):
     workdir = copy_workflow(tmp_path)
@@ -127,13 +165,27 @@ def test_full_scale_plans_the_main_grid_and_variants_on_gpus(tmp_path):
             "wit3_iwslt2017_multilingual",
         )
     ]
-    prepare_opus = re.search(
-        r"rule ch8_prepare:\n    input: (.*)\n    output: results/ch8_layernorm/data/opus\n",
-        result.stdout,
-    )
-    assert prepare_opus and prepare_opus.group(1) == (
-        "results/data/opus_opus100, results/data/opus_opus100_zeroshot"
-    )
+    # each dataset is preprocessed from its own corpora, its zero-shot test sets included
+    prepare = {
+        job["output"]: job["input"].split(", ") for job in jobs(result.stdout, "ch8_prepare")
+    }
+    opus = prepare["results/ch8_layernorm/data/opus"]
+    assert opus[:2] == ["results/data/opus_opus100", "results/data/opus_opus100_zeroshot"]
+    assert "results/preprocess/opus/sub/opus/test.de-fr.fr" in opus
+    assert len(opus) == 2 + 6 * 3 * 2 + 15 * 2
+    europarl = prepare["results/ch8_layernorm/data/europarl"]
+    assert europarl[0] == "results/data/statmt_europarl_v7" and len(europarl) == 1 + 4 * 2
+    iwslt = prepare["results/ch8_layernorm/data/iwslt"]
+    assert iwslt[0] == "results/data/wit3_iwslt2017_multilingual"
+    assert "results/preprocess/iwslt/sub/iwslt/test.it-nl.nl" in iwslt
+    models = sorted(job["output"] for job in jobs(result.stdout, "train_subwords"))
+    assert models == [
+        f"results/preprocess/{d}/subwords/{d}/all" for d in ("europarl", "iwslt", "opus")
+    ]
+    sharded = {
+        job["output"].split(",")[0].split("/")[2] for job in jobs(result.stdout, "tokenize_shard")
+    }
+    assert sharded == {"opus", "iwslt", "europarl"}  # no other chapter's dataset
     assert counts["ch8_metrics"] == str(163 + 9)
     # BLEURT-20 for every scored run, on a GPU (Table E.9); tiny has no checkpoint
     assert counts["ch8_bleurt"] == str(163 + 9)

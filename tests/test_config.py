@@ -160,6 +160,22 @@ def test_a_string_the_schema_cannot_read_as_its_type_is_still_reported():
             "ch8_layernorm.extra_runs[0]: 'wmt' is not in ch8_layernorm.datasets",
         ),
         (
+            "ch8_layernorm.datasets.iwslt.subwords",
+            "iwlst",
+            "ch8_layernorm.datasets.iwslt.subwords: 'iwlst' is not in "
+            "preprocess.subwords.settings (did you mean 'iwslt'?)",
+        ),
+        (
+            "preprocess.subwords.settings.iwslt.dataset",
+            "wmt",
+            "preprocess.subwords.settings.iwslt.dataset: 'wmt' is not in preprocess.datasets",
+        ),
+        (
+            "align.dataset",
+            "tiny_corpus",
+            "align.dataset: 'tiny_corpus' is not in preprocess.datasets",
+        ),
+        (
             "ch2_ems.baseline_runs",
             ["labse", "bert"],
             "ch2_ems.baseline_runs[1]: 'bert' is not in ch2_ems.baselines; allowed values: laser,",
@@ -182,14 +198,14 @@ def test_a_string_the_schema_cannot_read_as_its_type_is_still_reported():
             "ch2_ems.benchmarks.bucc.dataset: 'bucc2018' is no dataset",
         ),
         (
-            "ch8_layernorm.datasets.iwslt.corpora",
-            ["wit3_iwslt2017"],
-            "ch8_layernorm.datasets.iwslt.corpora[0]: 'wit3_iwslt2017' is no dataset",
+            "preprocess.datasets.iwslt.corpus",
+            "wit3_iwslt2017",
+            "preprocess.datasets.iwslt.corpus: 'wit3_iwslt2017' is no dataset",
         ),
         (
-            "preprocess.corpora",
+            "preprocess.datasets.thesis.corpora",
             {"en-ja": {"train": "nict/train"}},
-            "preprocess.corpora.en-ja.train: 'nict' is no dataset",
+            "preprocess.datasets.thesis.corpora.en-ja.train: 'nict' is no dataset",
         ),
         (
             "data.download.mirrors",

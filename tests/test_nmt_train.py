@@ -29,7 +29,14 @@ from mlrep.nmt.train import BEST, LAST, SUMMARY
 from mlrep.nmt.translate import translate
 from mlrep.train.checkpoint import EXIT_PREEMPTED
 from tests.device_helpers import FakeCuda
-from tests.nmt_helpers import LANGUAGES, TEST_LINES, corpus, prepared, settings  # noqa: F401
+from tests.nmt_helpers import (  # noqa: F401
+    LANGUAGES,
+    TEST_LINES,
+    corpus,
+    encoded,
+    prepared,
+    settings,
+)
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]  # pinned wheels; real fairseq training
 
@@ -86,9 +93,7 @@ def parameters(checkpoint: Path) -> dict[str, torch.Tensor]:
 
 
 def decode(prepared: Path, model: Path, out: Path, pivot: bool = False) -> Translator:  # noqa: F811
-    translator = Translator(
-        model / BEST, prepared / "s-enc-t-dec/bin", prepared / "spm.model", "s-enc-t-dec"
-    )
+    translator = Translator(model / BEST, prepared / "s-enc-t-dec/bin", "s-enc-t-dec")
     translate(translator, prepared, out, BEAM, pivot=pivot)
     return translator
 
@@ -125,7 +130,7 @@ def test_every_test_line_gets_a_hypothesis_when_batches_do_not_divide(runs, prep
     decode(prepared, runs[0], tmp_path)
     for d in directions(LANGUAGES):
         assert len(read_lines(tmp_path / f"{d.name}.hyp", ValueError)) == TEST_LINES
-        assert len(read_lines(tmp_path / f"{d.name}.sp", ValueError)) == TEST_LINES
+        assert len(read_lines(tmp_path / f"{d.name}.sub", ValueError)) == TEST_LINES
 
 
 def test_preempted_run_resumes_to_the_uninterrupted_result(runs, prepared, tmp_path):  # noqa: F811
@@ -161,14 +166,15 @@ def test_pivot_decodes_zero_shot_through_english_with_the_same_model(runs, prepa
     assert names == sorted(d.name for d in directions(LANGUAGES) if d.zero_shot)
     # the same two passes by hand: it→en, then en→nl on the English hypotheses
     from mlrep.nmt.data import Direction
-    from mlrep.nmt.prepare import read_subwords
+    from mlrep.nmt.prepare import read_detokenize, read_subwords
+    from mlrep.text.detokenize import detokenize
 
     source = read_subwords(prepared, "test", Direction("it", "nl"))[0]
     english = translator.generate(source, [Direction("it", "en")] * len(source), BEAM)
     dutch = translator.generate(
         [" ".join(h) for h in english], [Direction("en", "nl")] * len(source), BEAM
     )
-    expected = [translator.detokenize(h) for h in dutch]
+    expected = detokenize([" ".join(h) for h in dutch], "nl", **read_detokenize(prepared))
     assert read_lines(tmp_path / "pivot/it-nl.hyp", ValueError) == expected
     summary = json.loads((tmp_path / "pivot/translate.json").read_text())
     assert summary["pivot"] == "en" and summary["lines"]["it-nl"] == TEST_LINES
@@ -191,7 +197,7 @@ def test_states_follow_the_analyses_contract(runs, prepared, tmp_path):  # noqa:
             len(line.split())
             for d in directions(LANGUAGES)
             if d.zero_shot
-            for line in read_lines(tmp_path / f"hyp/{d.name}.sp", ValueError)[:5]
+            for line in read_lines(tmp_path / f"hyp/{d.name}.sub", ValueError)[:5]
         )
         assert zst.layer(3).shape == (hyp_tokens, 64)
         assert set(zst.src_lang) == {"it", "nl", "ro"}

@@ -1,4 +1,5 @@
-"""What `snakemake preprocess` asks for, and which subword model each setting trains."""
+"""What `snakemake preprocess` asks for, where each dataset's files come from, and which
+subword model each setting trains."""
 
 import re
 from pathlib import Path
@@ -20,9 +21,21 @@ def section(scale="tiny", **changes):
     return {**cfg.load(params)["preprocess"], **changes}
 
 
+def one_dataset(pairs, corpora=None, steps=None, name="d"):
+    """`preprocess.datasets` with one dataset reading the tiny corpus."""
+    return {
+        name: {
+            "corpus": "tiny_corpus",
+            "corpora": corpora or {},
+            "pairs": pairs,
+            "steps": steps or {},
+        }
+    }
+
+
 def settings(**named):
     default = section()["subwords"]["default"]
-    return {"default": default, "settings": named}
+    return {"default": default, "settings": {k: {"dataset": "d", **v} for k, v in named.items()}}
 
 
 def test_moses_takes_every_language_but_the_segmented_ones():
@@ -40,35 +53,35 @@ def test_moses_takes_every_language_but_the_segmented_ones():
 
 def test_targets_cover_tokens_bunsetsu_head_final_and_each_settings_subwords():
     pre = section(
-        pairs=["en-ja", "en-de"],
+        datasets=one_dataset(["en-ja", "en-de"]),
         splits=["test"],
         segment={"languages": ["ja"]},
         parse={"pairs": ["en-ja"]},
         subwords=settings(ch4_jass={"pairs": ["en-ja"]}),
     )
-    assert plan.targets(pre, PATHS) == [
-        "r/preprocess/tiny_corpus/tok/test.en-ja.en",
-        "r/preprocess/tiny_corpus/tok/test.en-ja.ja",
-        "r/preprocess/tiny_corpus/bunsetsu/test.en-ja.ja",
-        "r/preprocess/tiny_corpus/hf/test.en-ja.en",
-        "r/preprocess/tiny_corpus/tok/test.en-de.en",
-        "r/preprocess/tiny_corpus/tok/test.en-de.de",
-        "r/preprocess/tiny_corpus/sub/ch4_jass/test.en-ja.en",
-        "r/preprocess/tiny_corpus/sub/ch4_jass/test.en-ja.ja",
+    assert plan.targets(pre, PATHS, "d") == [
+        "r/preprocess/d/tok/test.en-ja.en",
+        "r/preprocess/d/tok/test.en-ja.ja",
+        "r/preprocess/d/bunsetsu/test.en-ja.ja",
+        "r/preprocess/d/hf/test.en-ja.en",
+        "r/preprocess/d/tok/test.en-de.en",
+        "r/preprocess/d/tok/test.en-de.de",
+        "r/preprocess/d/sub/ch4_jass/test.en-ja.en",
+        "r/preprocess/d/sub/ch4_jass/test.en-ja.ja",
     ]
 
 
 def test_no_bunsetsu_when_moses_tokenizes_japanese():
     pre = section(
-        pairs=["en-ja"],
+        datasets=one_dataset(["en-ja"]),
         splits=["train"],
         segment={"languages": []},
         parse={"pairs": []},
         subwords=settings(),
     )
-    assert plan.targets(pre, PATHS) == [
-        "r/preprocess/tiny_corpus/tok/train.en-ja.en",
-        "r/preprocess/tiny_corpus/tok/train.en-ja.ja",
+    assert plan.targets(pre, PATHS, "d") == [
+        "r/preprocess/d/tok/train.en-ja.en",
+        "r/preprocess/d/tok/train.en-ja.ja",
     ]
 
 
@@ -81,6 +94,7 @@ def test_chapter_settings_of_params_yaml_at_each_scale():
     assert plan.subword_models(tiny, "ch4_jass") == {"en-ja": ["en-ja"], "en-ko": ["en-ko"]}
     assert plan.subword_options(full, "opus", "all")["merges"] == 50000
     assert plan.subword_options(full, "iwslt", "all")["merges"] == 40000
+    assert plan.subword_options(tiny, "iwslt", "all")["merges"] == 1000
     assert plan.subword_model_of(tiny, "opus", "en-zh") == "all"
     ch5 = plan.subword_options(tiny, "ch5_wordcl", "all")
     assert (ch5["method"], ch5["vocab_size"]) == ("sentencepiece", 8000)
@@ -90,7 +104,10 @@ def test_chapter_settings_of_params_yaml_at_each_scale():
 
 
 def test_two_settings_of_one_pair_get_their_own_paths():
-    pre = section(subwords=settings(a={"pairs": ["en-ja"]}, b={"pairs": ["en-ja"], "joint": "all"}))
+    pre = section(
+        datasets=one_dataset(["en-ja"]),
+        subwords=settings(a={"pairs": ["en-ja"]}, b={"pairs": ["en-ja"], "joint": "all"}),
+    )
     model_a = PATHS.subword_model("d", "a", plan.subword_model_of(pre, "a", "en-ja"))
     model_b = PATHS.subword_model("d", "b", plan.subword_model_of(pre, "b", "en-ja"))
     assert (str(model_a), str(model_b)) == (
@@ -102,30 +119,31 @@ def test_two_settings_of_one_pair_get_their_own_paths():
 @pytest.mark.parametrize(
     ("named", "message"),
     [
-        ({"x": {"pairs": ["en-xx"]}}, "settings.x: en-xx not in preprocess.pairs"),
+        ({"x": {"pairs": ["en-xx"]}}, "settings.x: en-xx not in preprocess.datasets.d.pairs"),
         (
             {"x": {"pairs": ["en-ja"], "joint": "all", "per_pair": {"en-ja": {"merges": 9}}}},
             "en-ja is no model of this setting (joint: all; models: all)",
         ),
+        ({"x": {"dataset": "e"}}, "preprocess.datasets has no 'e' (known: d)"),
     ],
 )
 def test_settings_that_cannot_be_built_are_clear_errors(named, message):
-    pre = section(subwords=settings(**named))
+    pre = section(datasets=one_dataset(["en-ja"]), subwords=settings(**named))
     with pytest.raises(plan.PlanError, match=re.escape(message)):
-        plan.targets(pre, PATHS)
+        plan.targets(pre, PATHS, "d")
 
 
 def test_unknown_setting_or_pair_names_the_fix():
     pre = section()
     with pytest.raises(plan.PlanError, match="has no 'ch9'"):
         plan.subword_setting(pre, "ch9")
-    with pytest.raises(plan.PlanError, match="does not list en-de; add it to its pairs"):
+    with pytest.raises(plan.PlanError, match=r"does not list en-de, .* add it to its pairs"):
         plan.subword_model_of(pre, "ch4_jass", "en-de")
 
 
 def test_each_pair_reads_its_corpora_at_full_scale_and_the_tiny_corpus_at_tiny():
     tiny, full = section(), section("full")
-    assert plan.source(tiny, PATHS, "tiny_corpus", "test", "en-ro", "ro") == (
+    assert plan.source(tiny, PATHS, "thesis", "test", "en-ro", "ro") == (
         Path("r/data/tiny_corpus"),
         Path("r/data/tiny_corpus/test.en-ro.ro"),
     )
@@ -136,32 +154,79 @@ def test_each_pair_reads_its_corpora_at_full_scale_and_the_tiny_corpus_at_tiny()
     assert plan.source(full, PATHS, "thesis", "train", "en-af", "af")[1] == Path(
         "r/data/opus_opus100/train.af-en.af"
     )
-    # Europarl has training data only: en-es gets no valid/test outputs
-    assert plan.splits_of(full, "en-es") == ["train"]
-    assert not [t for t in plan.targets(full, PATHS) if ".en-es." in t and "/train." not in t]
-    with pytest.raises(plan.PlanError, match="has no valid set"):
-        plan.source(full, PATHS, "thesis", "valid", "en-es", "es")
+    # Europarl has training data only: its pairs get no valid/test outputs
+    assert plan.splits_of(full, "europarl", "en-es") == ["train"]
+    targets = plan.targets(full, PATHS, "europarl")
+    assert targets and not [t for t in targets if "/train." not in t]
+    with pytest.raises(plan.PlanError, match=r"europarl\.corpora\.en-es has no valid set"):
+        plan.source(full, PATHS, "europarl", "valid", "en-es", "es")
+
+
+def test_one_pair_comes_from_each_datasets_own_corpus():
+    """en-de is OPUS-100 for Chapter 6 (thesis) and Chapter 8's OPUS, Europarl for Chapter 8's
+    Europarl; en-nl is IWSLT 2017 for Chapter 5 and Chapter 8's IWSLT."""
+    full = section("full")
+    de = {
+        name: plan.source(full, PATHS, name, "train", "en-de", "de")[1].parent.name
+        for name in ("thesis", "opus", "europarl")
+    }
+    assert de == {
+        "thesis": "opus_opus100",
+        "opus": "opus_opus100",
+        "europarl": "statmt_europarl_v7",
+    }
+    assert plan.source(full, PATHS, "iwslt", "test", "en-nl", "nl")[1] == Path(
+        "r/data/wit3_iwslt2017_multilingual/tst2010.en-nl.nl"
+    )
+    # OPUS-100's zero-shot test sets: encoded with the joint model, never trained on
+    assert plan.source(full, PATHS, "opus", "test", "de-fr", "fr")[1] == Path(
+        "r/data/opus_opus100_zeroshot/test.de-fr.fr"
+    )
+    assert plan.subword_model_of(full, "opus", "de-fr") == "all"
+    assert "de-fr" not in plan.subword_models(full, "opus")["all"]
+    assert len(plan.subword_models(full, "opus")["all"]) == 6
+    # a setting without `pairs` encodes every pair of its dataset
+    assert [raw.name for raw, _ in plan.encoded_files(section(), PATHS, "iwslt")][:2] == [
+        "train.en-it.en",
+        "train.en-it.it",
+    ]
+    files = plan.encoded_files(full, PATHS, "iwslt")
+    assert len(files) == 3 * 3 * 2 + 3 * 2  # en-xx train/valid/test + the zero-shot test sets
+    assert files[-1] == (
+        Path("r/data/wit3_iwslt2017_multilingual/tst2010.nl-ro.ro"),
+        Path("r/preprocess/iwslt/sub/iwslt/test.nl-ro.ro"),
+    )
+
+
+def test_romanian_steps_are_the_datasets_own():
+    """Chapter 5 removes Romanian diacritics (mBART's WMT16 practice); Chapter 8 does not."""
+    tiny = section()
+    assert plan.steps(tiny, "thesis", "ro") == ["normalise_romanian", "remove_diacritics"]
+    assert plan.steps(tiny, "iwslt", "ro") == []
+    assert plan.steps(tiny, "thesis", "de") == []
 
 
 def test_full_scale_corpora_cover_every_pair_with_registry_datasets():
     full = section("full")
-    assert set(full["pairs"]) <= set(full["corpora"])
+    for name, dataset in full["datasets"].items():
+        assert set(dataset["pairs"]) <= set(dataset["corpora"]), name
+        keys = {s.split("/")[0] for sets in dataset["corpora"].values() for s in sets.values()}
+        assert keys <= set(registry.load()), name
     # the six Chapter 6 languages the tiny corpus lacks come with OPUS-100
-    assert {f"en-{x}" for x in ("am", "ha", "li", "oc", "si", "yi")} <= set(full["pairs"])
-    keys = {spec.split("/")[0] for sets in full["corpora"].values() for spec in sets.values()}
-    assert keys <= set(registry.load())
+    pairs = full["datasets"]["thesis"]["pairs"]
+    assert {f"en-{x}" for x in ("am", "ha", "li", "oc", "si", "yi")} <= set(pairs)
 
 
 def test_the_users_knp_and_enju_output_are_inputs_of_the_analysing_jobs_only():
     pre = section(segment={"languages": ["ja"], "source": "knp"})
     pre["parse"] = {"pairs": ["en-ja"], "source": "enju"}
-    name = ("tiny_corpus", "train", "en-ja")
+    name = ("thesis", "train", "en-ja")
     assert plan.inputs(pre, PATHS, *name, "ja", analysed=True) == {
         "corpus": "r/data/tiny_corpus",
-        "knp": "res/parses/tiny_corpus/knp/train.en-ja.ja.knp",
+        "knp": "res/parses/thesis/knp/train.en-ja.ja.knp",
     }
     assert plan.inputs(pre, PATHS, *name, "en", analysed=True)["enju"] == (
-        "res/parses/tiny_corpus/enju/train.en-ja.en.xml"
+        "res/parses/thesis/enju/train.en-ja.en.xml"
     )
     # Moses still tokenizes the English side from the corpus; GiNZA/spaCy by default
     assert plan.inputs(pre, PATHS, *name, "en") == {"corpus": "r/data/tiny_corpus"}

@@ -5,7 +5,7 @@ import shutil
 
 import yaml
 
-from tests.conftest import REPO, snakemake
+from tests.conftest import REPO, preprocess_tiny_corpus, snakemake
 
 JA = ["私は学校へ行きます。", "新しい翻訳を開始する権限がありません", "", "全件表示"]
 EN = ["I go to school.", "You don't have permission to start a new translation", "", "Show all"]
@@ -18,7 +18,7 @@ RULES = [
     "head_final",
     "train_subwords",
     "encode_subwords",
-    "preprocess",
+    "preprocess_dataset",
 ]
 
 
@@ -29,27 +29,24 @@ def write_corpus(root):
     (corpus / "train.en-ja.ja").write_text("\n".join(JA) + "\n", encoding="utf-8")
 
 
-def trim_params(root):
-    """One pair, one split, two shards, three lines, one small subword setting."""
+def trim_params(root) -> str:
+    """One pair, one split, two shards, three lines, one small subword setting; returns the
+    dataset's target."""
     path = root / "params.yaml"
     params = yaml.safe_load(path.read_text(encoding="utf-8"))
     params["preprocess"].update(
-        pairs=["en-ja"],
-        splits=["train"],
-        shards=2,
-        max_lines=3,
-        parse={"pairs": ["en-ja"], "source": "spacy"},
+        splits=["train"], shards=2, max_lines=3, parse={"pairs": ["en-ja"], "source": "spacy"}
     )
-    params["preprocess"]["subwords"]["settings"] = {
-        "ch4_jass": {"pairs": ["en-ja"], "method": "subword_nmt", "merges": 20}
-    }
+    setting = {"dataset": "tiny_corpus", "method": "subword_nmt", "merges": 20}
+    target = preprocess_tiny_corpus(params, ["en-ja"], {"ch4_jass": setting})
     path.write_text(yaml.safe_dump(params), encoding="utf-8")
+    return target
 
 
 def test_preprocess_target_runs_sharded_records_and_resumes(workdir):
     write_corpus(workdir)
-    trim_params(workdir)
-    args = ["--cores", "2", "preprocess", "--allowed-rules", *RULES]
+    target = trim_params(workdir)
+    args = ["--cores", "2", target, "--allowed-rules", *RULES]
     result = snakemake(workdir, *args)
     assert result.returncode == 0, result.stderr[-3000:]
     out = workdir / "results/preprocess/tiny_corpus"
@@ -92,16 +89,15 @@ def test_preprocess_reads_the_users_knp_and_enju_output(workdir):
     path = workdir / "params.yaml"
     params = yaml.safe_load(path.read_text(encoding="utf-8"))
     params["preprocess"].update(
-        pairs=["en-ja"],
         splits=["train"],
         shards=2,
         segment={"languages": ["ja"], "source": "knp"},
         parse={"pairs": ["en-ja"], "source": "enju"},
         head_final={"drop_articles": True, "pseudo_particles": True},
     )
-    params["preprocess"]["subwords"]["settings"] = {}
+    target = preprocess_tiny_corpus(params, ["en-ja"], {})
     path.write_text(yaml.safe_dump(params), encoding="utf-8")
-    result = snakemake(workdir, "--cores", "2", "preprocess", "--allowed-rules", *RULES)
+    result = snakemake(workdir, "--cores", "2", target, "--allowed-rules", *RULES)
     assert result.returncode == 0, result.stderr[-3000:]
     out = workdir / "results/preprocess/tiny_corpus"
     assert (out / "tok/train.en-ja.ja").read_text().splitlines() == [

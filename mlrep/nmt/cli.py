@@ -1,8 +1,9 @@
 """``mlrep nmt …``: prepare, train, translate, score and analyse multilingual NMT experiments.
 
 Generic NMT machinery, shared by the chapters that train fairseq models (7 and 8). Flags are
-the params.yaml keys of the chapter section named by ``--section``: ``data``/``subwords`` for
-prepare, ``datasets.<name>`` + ``train`` for train, ``decode`` for translate and states. Rules
+the params.yaml keys of the chapter section named by ``--section``: ``data`` +
+``datasets.<name>`` for prepare (which reads the shared preprocessing's subword files),
+``datasets.<name>`` + ``train`` for train, ``decode`` for translate and states. Rules
 pass every value; a flag left out is read from ``--params``. What a run *is* (a Chapter 8
 system name, say) is the chapter's vocabulary: its home resolves a run to the generic options
 here (tag format, LayerNorm variant), and the rule passes them.
@@ -19,8 +20,7 @@ from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
 from mlrep.report.metrics import METRICS_FILE, write
 
-_DATA_KEYS = ("max_train", "max_valid", "max_test")
-_SUBWORD_KEYS = ("model_type", "character_coverage")
+_DATA_KEYS = ("max_train", "max_valid", "max_test", "max_length")
 _DATASET_KEYS = ("arch", "gpus", "dropout", "lr", "max_epoch")
 _TRAIN_KEYS = (
     "max_update",
@@ -43,27 +43,25 @@ def _prepare(args: argparse.Namespace) -> int:
     from mlrep.nmt import data, prepare
 
     scale, limits = _values(args, "data", _DATA_KEYS)
-    _, subwords = _values(args, "subwords", _SUBWORD_KEYS)
-    _, dataset = _values(args, f"datasets.{args.dataset}", ("languages", "splits", "vocab_size"))
+    _, dataset = _values(args, f"datasets.{args.dataset}", ("languages", "splits"))
+    detokenize = {
+        "method": args.subword_method,
+        "backend": args.backend,
+        "segmented": args.segmented,
+    }
+    corpora = data.Corpora(data.sets_of(args.raw, args.encoded))
     with atomic_directory(args.out) as staging:
-        stats = data.cut(
-            args.corpora, dataset["languages"], dataset["splits"], staging / "text", **limits
-        )
+        stats = data.cut(corpora, dataset["languages"], dataset["splits"], staging, **limits)
         stats["dataset"] = args.dataset
-        data.write_stats(staging / "text", stats)
-        prepare.prepare(
-            staging / "text",
-            staging,
-            vocab_size=dataset["vocab_size"],
-            threads=args.threads,
-            **subwords,
-        )
+        data.write_stats(staging / data.TEXT, stats)
+        prepare.prepare(staging, stats["languages"], detokenize)
         record(
             staging,
             "nmt prepare",
             {
                 "scale": scale,
-                args.section: {"data": limits, "subwords": subwords, "dataset": dataset},
+                args.section: {"data": limits, "dataset": dataset},
+                "preprocess": {"detokenize": detokenize, "encoded": [str(p) for p in args.encoded]},
             },
         )
         # Table 8.1's measured row, under the report's metrics contract (seed 0: no training)
@@ -73,7 +71,7 @@ def _prepare(args: argparse.Namespace) -> int:
             "n_languages": len(stats["languages"]),
         }
         write(staging / "seed0" / METRICS_FILE, args.section, f"data/{args.dataset}", 0, scale, row)
-    print(json.dumps(stats))
+    print(json.dumps({k: v for k, v in stats.items() if k != "sources"}))
     return 0
 
 
@@ -99,13 +97,10 @@ def _train(args: argparse.Namespace) -> int:
 
 def _translator(args: argparse.Namespace):
     from mlrep.nmt.decode import BeamSettings, Translator
-    from mlrep.nmt.prepare import SPM
     from mlrep.nmt.train import BEST
 
     scale, decode = _values(args, "decode", _DECODE_KEYS)
-    translator = Translator(
-        args.model / BEST, args.data / args.tag_format / "bin", args.data / SPM, args.tag_format
-    )
+    translator = Translator(args.model / BEST, args.data / args.tag_format / "bin", args.tag_format)
     return scale, decode, translator, BeamSettings(**decode)
 
 
@@ -236,9 +231,33 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     base.add_argument("--section", required=True, help="the chapter's params.yaml section")
     base.add_argument("--threads", type=positive_int, default=1, help="CPU threads")
 
-    prep = sub.add_parser("prepare", parents=[base], help="cut a dataset, subwords, binarise")
+    prep = sub.add_parser(
+        "prepare", parents=[base], help="cut a dataset from preprocessed sets, binarise"
+    )
     prep.add_argument(
-        "--corpora", type=Path, nargs="+", required=True, help="normalised corpus folders"
+        "--encoded",
+        type=Path,
+        nargs="+",
+        required=True,
+        help="subword files <split>.<pair>.<lang> of the preprocessing (`snakemake preprocess`)",
+    )
+    prep.add_argument(
+        "--raw", type=Path, nargs="+", required=True, help="the corpus file of each, in order"
+    )
+    prep.add_argument(
+        "--subword-method",
+        choices=("subword_nmt", "sentencepiece"),
+        required=True,
+        help="how the subwords were made (decoding merges them back)",
+    )
+    prep.add_argument(
+        "--backend",
+        choices=("mosestokenizer", "sacremoses"),
+        required=True,
+        help="the Moses tokenizer's (decoding detokenizes with it)",
+    )
+    prep.add_argument(
+        "--segmented", nargs="*", default=[], help="languages word-segmented instead of Moses"
     )
     prep.add_argument("--dataset", required=True, help="dataset name (params datasets.<name>)")
     prep.add_argument("--out", type=Path, required=True)
@@ -246,9 +265,6 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         prep.add_argument(f"--{key.replace('_', '-')}", type=positive_int)
     prep.add_argument("--languages", nargs="+")
     prep.add_argument("--splits", nargs=3, metavar=("TRAIN", "VALID", "TEST"))
-    prep.add_argument("--model-type", choices=("unigram", "bpe"))
-    prep.add_argument("--vocab-size", type=positive_int)
-    prep.add_argument("--character-coverage", type=float)
     prep.set_defaults(func=_prepare)
 
     trn = sub.add_parser(

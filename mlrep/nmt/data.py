@@ -1,9 +1,10 @@
 """English-centric multilingual datasets cut from parallel corpora, and their language tags.
 
-A dataset is a set of languages containing English, read from one or more corpus folders:
-registry datasets as the data layer's readers normalise them (``results/data/<key>``) or the
-embedded tiny corpus. Both name a set's files ``<split>.<l1>-<l2>.<lang>``, so one reader
-(`Corpora`) serves every scale; only params.yaml says which corpora and splits. Training
+A dataset is a set of languages containing English, read from the sets of a preprocessed
+dataset (`mlrep.text.plan.encoded_sets`): each set's raw corpus files (registry datasets as
+the data layer's readers normalise them, or the embedded tiny corpus) with their tokenized,
+subword-encoded counterparts, line by line. The cut keeps both: the subwords are what the
+model reads, the raw lines are the references scoring compares detokenized output with. Training
 uses only the English-centric pairs (en→xx and xx→en from each ``en-xx`` bitext); valid
 covers the supervised directions and test *every* direction, a zero-shot test pair (xx→yy)
 being the corpus's own xx-yy set or two en-xx sets joined on the same English sentence, so
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice, permutations
@@ -33,6 +33,8 @@ from mlrep.io import atomic_write_text, read_lines
 TAGS = ("s-enc-t-dec", "t-enc")
 PIVOT = "en"
 SPLITS = ("train", "valid", "test")
+TEXT = "text"  # raw lines of a prepared dataset: the references
+SUBWORDS = "sub"  # their subwords: what the model reads and writes
 
 
 class NmtDataError(MlrepError):
@@ -82,73 +84,78 @@ def directions(languages: Iterable[str]) -> list[Direction]:
     return sorted(pairs, key=lambda d: (d.zero_shot, d.src, d.tgt))
 
 
-_SET_FILE = re.compile(
-    r"^(?P<split>[^.]+)\.(?P<a>[A-Za-z_]+)-(?P<b>[A-Za-z_]+)\.(?P<lang>[A-Za-z_]+)$"
-)
+Row = tuple[str, str, str, str]  # raw first, raw second, subwords first, subwords second
 
 
 @dataclass(frozen=True)
 class Bitext:
-    """One line-aligned set ``<split>.<l1>-<l2>`` of a corpus folder, one file per language."""
+    """One line-aligned set, per language its raw corpus file and its subword file.
+
+    A subword file may be shorter (preprocessing read the first ``max_lines`` lines): it
+    covers the first lines of the raw file, one line each.
+    """
 
     label: str  # <corpus folder>/<set>, for errors and the dataset's record of its sources
-    files: Mapping[str, Path]
+    raw: Mapping[str, Path]
+    encoded: Mapping[str, Path]
 
-    def rows(self, first: str, second: str) -> Iterator[tuple[str, str]]:
-        """(first, second) lines with both sides non-empty, streamed (files can be huge)."""
-        for a, b in validate.parallel([self.files[first], self.files[second]]):
-            if a.strip() and b.strip():
-                yield a, b
+    def rows(self, first: str, second: str) -> Iterator[Row]:
+        """Rows with both sides non-empty, streamed (files can be huge)."""
+        raw = validate.parallel([self.raw[first], self.raw[second]])
+        for x, y in validate.parallel([self.encoded[first], self.encoded[second]]):
+            row = next(raw, None)
+            if row is None:
+                raise NmtDataError(
+                    f"{self.encoded[first]} has more lines than {self.raw[first]}: it is not "
+                    "that file's preprocessing; rebuild it"
+                )
+            a, b = row
+            if a.strip() and b.strip() and x.strip() and y.strip():
+                yield a, b, x, y
 
 
-def _parallel_sets(folder: Path) -> set[str] | None:
-    """Names of the sets whose files are line-aligned; None: every set (the tiny corpus).
+Sets = Mapping[tuple[str, str], Mapping[str, tuple[Path, Path]]]  # (split, pair) -> lang -> files
 
-    A registry dataset's metadata.json (`mlrep data normalize`) gives each set's ``kind``:
-    only ``parallel`` sets pair lines (BUCC's ``comparable`` sets share the file naming but
-    not the alignment). The tiny corpus (manifest.json) holds English-centric bitexts only.
-    """
-    metadata = folder / "metadata.json"
-    if metadata.exists():
-        pairs = json.loads(metadata.read_text(encoding="utf-8"))["pairs"]
-        return {name for name, info in pairs.items() if info["kind"] == "parallel"}
-    if (folder / "manifest.json").exists():
-        return None
-    raise NmtDataError(
-        f"{folder}: neither metadata.json nor manifest.json; build it with `mlrep data "
-        "normalize` (registry datasets) or `mlrep corpus tiny` (snakemake does both)"
-    )
+
+def sets_of(raw: Sequence[Path], encoded: Sequence[Path]) -> Sets:
+    """`Sets` from two parallel lists: each subword file ``<split>.<pair>.<lang>`` (as the
+    preprocessing names it) and the raw corpus file it was made from."""
+    if len(raw) != len(encoded):
+        raise NmtDataError(f"{len(raw)} raw files for {len(encoded)} subword files; give one each")
+    sets: dict[tuple[str, str], dict[str, tuple[Path, Path]]] = {}
+    for source, sub in zip(raw, encoded, strict=True):
+        split, pair, lang = sub.name.split(".")
+        if not source.name.endswith(f".{lang}") or lang not in pair.split("-"):
+            raise NmtDataError(
+                f"{sub} ({lang} of {pair}) was not made from {source}: give the corpus file of "
+                "each subword file, in the same order"
+            )
+        sets.setdefault((split, pair), {})[lang] = (source, sub)
+    for (split, pair), files in sets.items():
+        if len(files) != 2:
+            raise NmtDataError(f"{split}.{pair}: give both languages' files")
+    return sets
 
 
 class Corpora:
-    """The parallel sets of one or more corpus folders, by split and unordered language pair.
+    """The sets of a preprocessed dataset, by split and unordered language pair.
 
-    Readers name a pair's files in the source's order (``train.de-en.de``, ``dev.en-fr.fr``),
-    the tiny corpus English first (``test.en-it.it``); either serves both directions.
+    `sets` is `mlrep.text.plan.encoded_sets`: per (split, pair), each language's (raw file,
+    subword file). A raw file is named as its reader names it (``train.de-en.de``,
+    ``dev.en-fr.fr``, ``test.en-it.it``), which labels the set; either order serves both
+    directions.
     """
 
-    def __init__(self, folders: Sequence[Path]) -> None:
+    def __init__(self, sets: Sets) -> None:
         self.sets: dict[tuple[str, frozenset[str]], Bitext] = {}
-        for folder in folders:
-            if not folder.is_dir():
-                raise NmtDataError(f"{folder}: corpus folder not found; build it first")
-            parallel = _parallel_sets(folder)
-            found: dict[str, dict[str, Path]] = {}
-            for path in sorted(folder.iterdir()):
-                match = _SET_FILE.match(path.name)
-                if match and match["lang"] in (match["a"], match["b"]):
-                    found.setdefault(path.name.rsplit(".", 1)[0], {})[match["lang"]] = path
-            for name, files in found.items():
-                if len(files) != 2 or (parallel is not None and name not in parallel):
-                    continue
-                split = name.split(".", 1)[0]
-                key = (split, frozenset(files))
-                if key in self.sets:
-                    raise NmtDataError(
-                        f"{folder / name}: {split} {'-'.join(sorted(files))} is also in "
-                        f"{self.sets[key].label}; list only one of the two corpora"
-                    )
-                self.sets[key] = Bitext(f"{folder.name}/{name}", files)
+        for (split, pair), files in sets.items():
+            raw = next(iter(files.values()))[0]
+            label = f"{raw.parent.name}/{raw.name.rsplit('.', 1)[0]}"
+            self.sets[(split, frozenset(pair.split("-")))] = Bitext(
+                label,
+                {lang: paths[0] for lang, paths in files.items()},
+                {lang: paths[1] for lang, paths in files.items()},
+            )
 
     def find(self, split: str, a: str, b: str) -> Bitext | None:
         return self.sets.get((split, frozenset((a, b))))
@@ -159,9 +166,9 @@ class Corpora:
         if found is None:
             there = sorted(s.label for (sp, langs), s in self.sets.items() if langs & {a, b})
             raise NmtDataError(
-                f"no parallel {split} set for {a}-{b} in the corpora; sets with {a} or {b}: "
-                f"{there[:12] or 'none'}; check the dataset's `corpora` and `splits` in "
-                "params.yaml, and that the corpus was normalised with these languages"
+                f"no {split} set for {a}-{b} in the preprocessed dataset; sets with {a} or "
+                f"{b}: {there[:12] or 'none'}; check the dataset's `splits` and `languages` "
+                "and its subword setting's pairs in params.yaml"
             )
         return found
 
@@ -178,15 +185,20 @@ def split_directions(languages: Iterable[str], split: str) -> list[Direction]:
     return every if split == "test" else [d for d in every if not d.zero_shot]
 
 
-Pairs = dict[str, tuple[str, str]]  # English -> (English, xx), in corpus order
+Pairs = dict[str, Row]  # English -> its first en-xx row, in corpus order
 
 
-def _by_english(rows: Iterable[tuple[str, str]]) -> Pairs:
-    """The first pair of each English sentence (its key for joining languages)."""
+def _by_english(rows: Iterable[Row]) -> Pairs:
+    """The first row of each English sentence (its key for joining languages)."""
     out: Pairs = {}
-    for en, xx in rows:
-        out.setdefault(en, (en, xx))
+    for row in rows:
+        out.setdefault(row[0], row)
     return out
+
+
+def _oriented(row: Row, d: Direction) -> Row:
+    """An en-xx row as a row of `d` (en→xx keeps it, xx→en swaps the sides)."""
+    return row if d.src == PIVOT else (row[1], row[0], row[3], row[2])
 
 
 def _hold_out(bitexts: Mapping[str, Bitext], caps: Mapping[str, int]) -> dict[str, set[str]]:
@@ -202,7 +214,7 @@ def _hold_out(bitexts: Mapping[str, Bitext], caps: Mapping[str, int]) -> dict[st
     counts: dict[str, int] | None = None
     for xx, bitext in bitexts.items():
         seen: dict[str, int] = {}
-        for en, _ in bitext.rows(PIVOT, xx):
+        for en, *_ in bitext.rows(PIVOT, xx):
             if counts is None or en in counts:
                 seen[en] = seen.get(en, 0) + 1
         counts = {en: n for en, n in seen.items() if n == 1}
@@ -222,25 +234,29 @@ def _hold_out(bitexts: Mapping[str, Bitext], caps: Mapping[str, int]) -> dict[st
 
 
 def cut(
-    corpora: Sequence[Path],
+    corpora: Corpora,
     languages: Sequence[str],
     splits: Sequence[str],
     out: Path,
     max_train: int,
     max_valid: int,
     max_test: int,
+    max_length: int,
 ) -> dict:
-    """Write ``{split}.{src}-{tgt}.{lang}`` for the dataset into `out`; return its statistics.
+    """Write ``text/`` (raw) and ``sub/`` (subwords) ``{split}.{src}-{tgt}.{lang}`` for the
+    dataset into `out`; return its statistics.
 
-    `splits` names the corpora's splits read as train, valid and test (OPUS-100: train, dev,
-    test; IWSLT 2017: train, dev2010, tst2010). Train holds each en-xx bitext once (both
-    directions are made from it at binarisation), at most `max_train` pairs. Valid and test
-    hold their directions (`split_directions`), at most `max_valid` / `max_test` lines each
-    in corpus order. A zero-shot test set is the corpora's own xx-yy set where there is one
-    (OPUS-100's zero-shot sets, IWSLT's non-English pairs), else the en-xx and en-yy sets
-    joined on the same English sentence, so both sides translate one English message. A
-    valid or test split named like the train split (Europarl v7 publishes only training
-    data) is held out of it (`_hold_out`): none of its English sentences is trained on.
+    `splits` names the sets' splits read as train, valid and test (a preprocessed dataset's
+    own names: train, valid, test). Train holds each en-xx bitext once (both directions are
+    made from it at binarisation), at most `max_train` pairs, leaving out pairs with a side
+    over `max_length` subwords (counted in ``too_long``). Valid and test hold their
+    directions (`split_directions`), at most `max_valid` / `max_test` lines each in corpus
+    order. A zero-shot test set is the corpora's own xx-yy set where there is one (OPUS-100's
+    zero-shot sets, IWSLT's non-English pairs), else the en-xx and en-yy sets joined on the
+    same raw English sentence (the tiny corpus's segment ids follow its English), so both
+    sides translate one English message. A valid or test split named like the train split
+    (Europarl v7 publishes only training data) is held out of it (`_hold_out`): none of its
+    English sentences is trained on.
     """
     if PIVOT not in languages:
         raise NmtDataError(f"dataset languages {list(languages)} must include English ({PIVOT})")
@@ -248,16 +264,22 @@ def cut(
         raise NmtDataError(f"splits {list(splits)}: name three, the corpus's {'/'.join(SPLITS)}")
     names = dict(zip(SPLITS, splits, strict=True))
     caps = {"valid": max_valid, "test": max_test}
-    index = Corpora(corpora)
     others = sorted(set(languages) - {PIVOT})
-    train = {xx: index.bitext(names["train"], PIVOT, xx) for xx in others}
+    train = {xx: corpora.bitext(names["train"], PIVOT, xx) for xx in others}
     held = _hold_out(train, {s: c for s, c in caps.items() if names[s] == names["train"]})
     dropped = set().union(*held.values())
     sources: dict[str, str] = {}
-    s_train = 0
+    s_train = too_long = 0
     for xx in others:
         kept = (row for row in train[xx].rows(PIVOT, xx) if row[0] not in dropped)
-        rows = list(islice(kept, max_train))
+        rows = []
+        for row in kept:
+            if len(rows) == max_train:
+                break
+            if max(len(row[2].split()), len(row[3].split())) > max_length:
+                too_long += 1
+            else:
+                rows.append(row)
         s_train += len(rows)
         _write_pair(out, "train", Direction(PIVOT, xx), rows)
         sources[f"train.en-{xx}"] = train[xx].label + (" less held-out" if held else "")
@@ -269,24 +291,26 @@ def cut(
             }
             how = {xx: f"held out of {train[xx].label}" for xx in others}
         else:
-            bitexts = {xx: index.bitext(names[split], PIVOT, xx) for xx in others}
+            bitexts = {xx: corpora.bitext(names[split], PIVOT, xx) for xx in others}
             by_lang = {xx: _by_english(b.rows(PIVOT, xx)) for xx, b in bitexts.items()}
             how = {xx: b.label for xx, b in bitexts.items()}
         for d in split_directions(languages, split):
             own = d.zero_shot and split not in held
-            direct = index.find(names[split], d.src, d.tgt) if own else None
+            direct = corpora.find(names[split], d.src, d.tgt) if own else None
             if direct is not None:
                 rows = list(islice(direct.rows(d.src, d.tgt), cap))
                 sources[f"{split}.{d.name}"] = direct.label
             elif d.zero_shot:
                 src_side, tgt_side = by_lang[d.src], by_lang[d.tgt]
                 shared = [en for en in src_side if en in tgt_side][:cap]
-                rows = [(src_side[en][1], tgt_side[en][1]) for en in shared]
+                rows = [
+                    (src_side[en][1], tgt_side[en][1], src_side[en][3], tgt_side[en][3])
+                    for en in shared
+                ]
                 sources[f"{split}.{d.name}"] = f"{how[d.src]} + {how[d.tgt]} on English"
             else:
                 xx = d.tgt if d.src == PIVOT else d.src
-                rows = [(e, x) if d.src == PIVOT else (x, e) for e, x in by_lang[xx].values()]
-                rows = rows[:cap]
+                rows = [_oriented(row, d) for row in by_lang[xx].values()][:cap]
                 sources[f"{split}.{d.name}"] = how[xx]
             if not rows:
                 raise NmtDataError(f"{sources[f'{split}.{d.name}']}: no {split} pairs for {d.name}")
@@ -297,14 +321,18 @@ def cut(
         "n_zero": len(zero),
         "n_supervised": 2 * len(others),
         "s_train": s_train,
+        "too_long": too_long,
         "sources": sources,
     }
 
 
-def _write_pair(out: Path, split: str, d: Direction, rows: list[tuple[str, str]]) -> None:
-    for index, lang in enumerate((d.src, d.tgt)):
-        text = "".join(row[index] + "\n" for row in rows)
-        atomic_write_text(out / f"{split}.{d.name}.{lang}", text)
+def _write_pair(out: Path, split: str, d: Direction, rows: list[Row]) -> None:
+    """Raw lines under ``text/``, their subwords under ``sub/``."""
+    for column, (folder, lang) in enumerate(
+        (f, lang) for f in (TEXT, SUBWORDS) for lang in (d.src, d.tgt)
+    ):
+        lines = "".join(row[column] + "\n" for row in rows)
+        atomic_write_text(out / folder / f"{split}.{d.name}.{lang}", lines)
 
 
 def read_pair(folder: Path, split: str, d: Direction) -> tuple[list[str], list[str]]:

@@ -34,11 +34,10 @@ class BeamSettings:
 
 
 class Translator:
-    """A loaded checkpoint with its dictionary and SentencePiece model, on the job's device."""
+    """A loaded checkpoint with its dictionary, on the job's device."""
 
-    def __init__(self, checkpoint: Path, data_bin: Path, spm_model: Path, tag_format: str):
+    def __init__(self, checkpoint: Path, data_bin: Path, tag_format: str):
         os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
-        import sentencepiece as spm
         from fairseq import checkpoint_utils
 
         import mlrep.nmt.model  # noqa: F401  (registers the architectures)
@@ -51,7 +50,6 @@ class Translator:
         self.device = visible().device
         self.model = models[0].eval().to(self.device)
         self.dictionary = self.task.target_dictionary
-        self.spm = spm.SentencePieceProcessor(model_file=str(spm_model))
         self.tag_format = tag_format
 
     def encode(self, pieces: Sequence[str], d: Direction):
@@ -112,6 +110,3 @@ class Translator:
                 "(an incomplete batch was dropped: pass required_batch_size_multiple=1)"
             )
         return [out[i] for i in range(len(sources))]
-
-    def detokenize(self, pieces: Sequence[str]) -> str:
-        return self.spm.decode_pieces(list(pieces))

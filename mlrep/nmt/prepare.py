@@ -1,95 +1,70 @@
-"""Subwords and fairseq binarisation of a cut dataset (`mlrep.nmt.data.cut`).
+"""Dictionary and fairseq binarisation of a cut dataset (`mlrep.nmt.data.cut`).
 
-One joint SentencePiece model over every language's training text (each English line once,
-so English does not dominate the vocabulary through its repetition across pairs) and one
-dictionary shared by encoder and decoder (``--share-all-embeddings`` needs it), with every
-language tag in it. Both tag formats are binarised from the same subwords, so the TAG factor
-changes nothing but the tags. fairseq's valid subset holds the supervised directions (the
-thesis selects checkpoints by supervised validation loss); every direction of every split
-(`mlrep.nmt.data.split_directions`) is also kept as subword text under ``sp/`` for decoding,
-scoring and the probes.
+The subwords come from the shared preprocessing (tokenizer + one joint subword model per
+dataset, `mlrep.text.plan`), so a cut dataset already holds what the model reads under
+``sub/``. One dictionary, shared by encoder and decoder (``--share-all-embeddings`` needs
+it), holds every subword of the training text, most frequent first, then every language
+tag. Both tag formats are binarised from the same subwords, so the TAG factor changes
+nothing but the tags. fairseq's valid subset holds the supervised directions (the thesis
+selects checkpoints by supervised validation loss); every direction of every split
+(`mlrep.nmt.data.split_directions`) stays as subword text under ``sub/`` for decoding and the
+probes. ``detokenize.json`` says how the subwords were made, so decoded output can be turned
+back into plain text (`mlrep.text.detokenize`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
+from collections import Counter
 from pathlib import Path
 
 from mlrep.io import atomic_write_text
 from mlrep.nmt.data import (
-    SPLITS,
+    SUBWORDS,
     TAGS,
     Direction,
     NmtDataError,
     read_pair,
-    read_stats,
     split_directions,
     tag,
     tag_source,
     tag_target,
 )
-from mlrep.text.subwords import encode_sentencepiece, train_sentencepiece
 
-SPM = "spm.model"
 DICT = "dict.txt"
-_SPECIALS = {"<unk>", "<s>", "</s>", "<pad>"}
+DETOKENIZE = "detokenize.json"
 
 
-def prepare(
-    text: Path,
-    out: Path,
-    model_type: str,
-    vocab_size: int,
-    character_coverage: float,
-    threads: int = 1,
-) -> None:
-    """SentencePiece, subword text under ``out/sp``, binarised data under ``out/<tag>``."""
-    languages = read_stats(text)["languages"]
-    train_subwords(text, out, model_type, vocab_size, character_coverage, threads)
-    _write_dictionary(out / "spm.vocab", languages, out / DICT)
-    for split in SPLITS:
-        for d in split_directions(languages, split):
-            for lang, lines in zip((d.src, d.tgt), read_pair(text, split, d), strict=True):
-                pieces = encode_sentencepiece(out / SPM, lines)
-                atomic_write_text(
-                    out / "sp" / f"{split}.{d.name}.{lang}", "".join(p + "\n" for p in pieces)
-                )
+def prepare(out: Path, languages: list[str], detokenize: dict) -> None:
+    """The dictionary and both tag formats' binarised data of the cut dataset in `out`;
+    `detokenize` (`mlrep.text.detokenize.detokenize`'s method, backend and segmented
+    languages) is kept for decoding."""
+    _write_dictionary(out, languages)
+    atomic_write_text(out / DETOKENIZE, json.dumps(detokenize, indent=1) + "\n")
     for tag_format in TAGS:
         _binarise(out, languages, tag_format)
 
 
-def train_subwords(
-    text: Path,
-    out: Path,
-    model_type: str,
-    vocab_size: int,
-    character_coverage: float,
-    threads: int = 1,
-) -> None:
-    """The joint SentencePiece model ``out/spm.model`` over every distinct training line."""
-    out.mkdir(parents=True, exist_ok=True)
-    unique: dict[str, None] = {}
-    for d in split_directions(read_stats(text)["languages"], "train"):
-        for side in read_pair(text, "train", d):
-            unique.update(dict.fromkeys(line for line in side if line.strip()))
-    joint = out / "spm.train.txt"
-    atomic_write_text(joint, "".join(line + "\n" for line in unique))
-    train_sentencepiece(
-        [joint], out / "spm", model_type, vocab_size, character_coverage, threads=threads
-    )
-    joint.unlink()
+def read_detokenize(prepared: Path) -> dict:
+    return json.loads((prepared / DETOKENIZE).read_text(encoding="utf-8"))
 
 
-def _write_dictionary(vocab: Path, languages: list[str], dest: Path) -> None:
-    """fairseq dictionary (``token count``): the SentencePiece pieces, then the language tags."""
-    pieces = [line.split("\t")[0] for line in vocab.read_text(encoding="utf-8").splitlines()]
-    tokens = [p for p in pieces if p not in _SPECIALS] + [tag(lang) for lang in languages]
-    atomic_write_text(dest, "".join(f"{token} 1\n" for token in tokens))
+def _write_dictionary(out: Path, languages: list[str]) -> None:
+    """fairseq dictionary (``token count``): the training subwords, then the language tags."""
+    counts: Counter[str] = Counter()
+    for d in split_directions(languages, "train"):
+        for side in read_subwords(out, "train", d):
+            for line in side:
+                counts.update(line.split())
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    tokens = [f"{token} {n}" for token, n in ranked] + [f"{tag(lang)} 1" for lang in languages]
+    atomic_write_text(out / DICT, "".join(line + "\n" for line in tokens))
 
 
 def read_subwords(prepared: Path, split: str, d: Direction) -> tuple[list[str], list[str]]:
-    return read_pair(prepared / "sp", split, d)
+    return read_pair(prepared / SUBWORDS, split, d)
 
 
 def _binarise(out: Path, languages: list[str], tag_format: str) -> None:

@@ -152,7 +152,7 @@ def write_all(
         hyps = [
             h.split()
             for d in wanted
-            for h in read_lines(hyp_dir / f"{d.name}.sp", NmtDataError)[:sentences]
+            for h in read_lines(hyp_dir / f"{d.name}.sub", NmtDataError)[:sentences]
         ]
         sets[name] = collect(translator, sources, dirs, hyps, beam.batch_size)
     english = [d for d in sup if d.src == PIVOT]

@@ -1,7 +1,9 @@
 """Translate every test direction of a prepared dataset, directly or through English.
 
-Output folder: ``<src>-<tgt>.hyp`` (detokenised hypotheses, one per test line) and
-``<src>-<tgt>.sp`` (their subword tokens, which the probes feed back to the decoder).
+Output folder: ``<src>-<tgt>.hyp`` (hypotheses as plain text, one per test line: subwords
+merged and the tokenizer undone as the prepared data's ``detokenize.json`` says, so they are
+scored against the raw references) and ``<src>-<tgt>.sub`` (their subwords, which the probes
+feed back to the decoder).
 Pivot decoding (Table 8.2 #0) translates each zero-shot direction X→Y as X→en→Y with the
 same model, both passes batched over all directions.
 """
@@ -14,7 +16,8 @@ from pathlib import Path
 from mlrep.io import atomic_write_text
 from mlrep.nmt.data import PIVOT, Direction, directions, read_stats
 from mlrep.nmt.decode import BeamSettings, Translator
-from mlrep.nmt.prepare import read_subwords
+from mlrep.nmt.prepare import read_detokenize, read_subwords
+from mlrep.text.detokenize import detokenize
 
 SUMMARY = "translate.json"
 
@@ -36,16 +39,17 @@ def translate(
     if pivot:
         second = [Direction(PIVOT, d.tgt) for d in wanted for _ in tests[d]]
         hypotheses = translator.generate([" ".join(h) for h in hypotheses], second, beam)
+    how = read_detokenize(prepared)
     start = 0
     counts = {}
     for d in wanted:
         n = len(tests[d])
         block = hypotheses[start : start + n]
         start += n
-        atomic_write_text(
-            hypothesis_path(out, d), "".join(translator.detokenize(h) + "\n" for h in block)
-        )
-        atomic_write_text(hypothesis_path(out, d, "sp"), "".join(" ".join(h) + "\n" for h in block))
+        subwords = [" ".join(h) for h in block]
+        plain = detokenize(subwords, d.tgt, **how)
+        atomic_write_text(hypothesis_path(out, d), "".join(line + "\n" for line in plain))
+        atomic_write_text(hypothesis_path(out, d, "sub"), "".join(x + "\n" for x in subwords))
         counts[d.name] = n
     summary = {"pivot": PIVOT if pivot else None, "lines": counts, **beam.__dict__}
     atomic_write_text(out / SUMMARY, json.dumps(summary, indent=2) + "\n")

@@ -101,17 +101,9 @@ def _write(path: Path, out: list[str], counts: lines.Counts) -> None:
     print(json.dumps({"output": str(path), **summary}))
 
 
-def _language_steps(args: argparse.Namespace) -> list[str]:
-    """`--steps`, or the params file's ``preprocess.tokenize.steps`` of the language."""
-    if args.steps is not None:
-        return args.steps
-    steps = resolved_params(args.params)["preprocess"]["tokenize"]["steps"]
-    return list(steps.get(args.lang, []))
-
-
 def _tokenize(args: argparse.Namespace) -> int:
     _, opts = effective(args, "preprocess.tokenize", _TOKENIZE_KEYS)
-    steps = _language_steps(args)
+    steps = args.steps
 
     def transform(batch: list[str]) -> list[str]:
         return moses.tokenize(
@@ -346,8 +338,9 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     tok.add_argument(
         "--steps",
         nargs="*",
+        default=[],
         choices=sorted(normalise.STEPS),
-        help="language steps after normalisation (default: preprocess.tokenize.steps.LANG)",
+        help="language steps after normalisation (a dataset's preprocess.datasets.NAME.steps.LANG)",
     )
     tok.add_argument("--max-chars", type=positive_int)
     tok.add_argument("--max-lines", type=non_negative)

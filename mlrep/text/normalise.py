@@ -6,7 +6,8 @@ below, then ``tokenizer.perl -a``. They matter for BLEU and for word alignment a
 WMT16 corpora mix the cedilla and comma-below forms of ş/ș and ţ/ț, and many texts omit
 diacritics altogether, so removing them makes one spelling of each word.
 
-Steps are named (``preprocess.tokenize.steps.<lang>``) and recorded in each output's metadata.
+Steps are named (``preprocess.datasets.<name>.steps.<lang>``) and recorded in each output's
+metadata.
 """
 
 from __future__ import annotations

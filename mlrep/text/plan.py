@@ -3,20 +3,25 @@ model each chapter's setting trains.
 
 Kept out of the rule files so the rules stay declarations and the plan is unit-tested.
 
-Corpus files: the section's ``dataset`` names the output folder (results/preprocess/<dataset>)
-and, by default, the input folder results/data/<dataset> with files ``{split}.{pair}.{lang}``
-(the tiny corpus). ``corpora`` overrides that per pair and split with ``<key>/<set>``: the file
+Datasets (``preprocess.datasets``): each names an output folder results/preprocess/<name>, the
+pairs it preprocesses, and where their files come from: by default the folder
+results/data/<corpus> with files ``{split}.{pair}.{lang}`` (the tiny corpus); ``corpora``
+overrides that per pair and split with ``<key>/<set>``, the file
 ``results/data/<key>/<set>.<lang>`` of a normalised registry dataset, named as its reader names
-it (``dev.en-fr``, ``newstest2016.en-ro``, ``train.ro-en``). So the full scale reads each
-pair's thesis corpora, and a pair that has no set for a split (Europarl: train only) skips it.
+it (``dev.en-fr``, ``newstest2016.en-ro``, ``train.ro-en``). So one pair can come from
+different corpora in different datasets (Chapter 8's Europarl en-de and Chapter 6's OPUS-100
+en-de), and a pair that has no set for a split (Europarl: train only) skips it. ``steps`` adds
+named steps per language before Moses tokenization (Romanian for Chapter 5 only).
 
 Subword settings (``preprocess.subwords``) are data: ``default`` holds every value, each named
-setting (``settings.<name>``: a chapter's, or a dataset's the chapters share) overrides some of
-them and lists its pairs, and ``per_pair`` overrides one pair's model (the thesis's 40k merges
-for ja-en in Chapter 4). ``joint: pair`` trains one model per pair on both sides of its
-training text; ``joint: all`` trains one model on every pair of the setting (a dataset-wide
-joint vocabulary). Models live under ``subwords/<setting>/<model>`` and encoded text under
-``sub/<setting>/``, so two chapters' models never collide.
+setting (``settings.<name>``: a chapter's, or a dataset's the chapters share) names its
+``dataset``, overrides some values and may list some of its pairs (default: all), and
+``per_pair`` overrides one pair's model (the thesis's 40k merges for ja-en in Chapter 4).
+``joint: pair`` trains one model per pair on both sides of its training text; ``joint: all``
+trains one model on every pair of the setting that has training text (a dataset-wide joint
+vocabulary; test-only pairs, like OPUS-100's zero-shot sets, are encoded with it). Models live
+under ``subwords/<setting>/<model>`` and encoded text under ``sub/<setting>/``, so two
+chapters' models never collide.
 """
 
 from __future__ import annotations
@@ -45,8 +50,20 @@ def moses_language_pattern(section: Mapping[str, Any]) -> str:
     return rf"(?!(?:{segmented})(?![A-Za-z_])){LANGUAGE}"
 
 
+def dataset(section: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The settings of preprocessed dataset `name`."""
+    datasets = section["datasets"]
+    if name not in datasets:
+        raise PlanError(
+            f"preprocess.datasets has no {name!r} (known: {', '.join(sorted(datasets))}); add "
+            "it to params.yaml"
+        )
+    return datasets[name]
+
+
 def subword_setting(section: Mapping[str, Any], setting: str) -> dict[str, Any]:
-    """The default values overridden by setting `setting` (its pairs and per_pair included)."""
+    """The default values overridden by setting `setting` (per_pair included); its pairs are
+    those it lists, or every pair of its dataset."""
     settings = section["subwords"]["settings"]
     if setting not in settings:
         known = ", ".join(sorted(settings)) or "none"
@@ -54,25 +71,31 @@ def subword_setting(section: Mapping[str, Any], setting: str) -> dict[str, Any]:
             f"preprocess.subwords.settings has no {setting!r} (known: {known}); add it to "
             "params.yaml"
         )
-    return {**section["subwords"]["default"], **settings[setting]}
+    merged = {**section["subwords"]["default"], **settings[setting]}
+    merged.setdefault("pairs", dataset(section, merged["dataset"])["pairs"])
+    return merged
 
 
 def subword_models(section: Mapping[str, Any], setting: str) -> dict[str, list[str]]:
     """Model name → the pairs whose training text it learns from."""
     merged = subword_setting(section, setting)
-    pairs = list(merged["pairs"])
+    trained = [p for p in merged["pairs"] if "train" in splits_of(section, merged["dataset"], p)]
     if merged["joint"] == "all":
-        return {JOINT_MODEL: pairs}
-    return {pair: [pair] for pair in pairs}
+        return {JOINT_MODEL: trained}
+    return {pair: [pair] for pair in trained}
 
 
 def subword_model_of(section: Mapping[str, Any], setting: str, pair: str) -> str:
-    """The model of `setting` that encodes `pair`."""
-    for model, pairs in subword_models(section, setting).items():
-        if pair in pairs:
-            return model
+    """The model of `setting` that encodes `pair` (a joint model: every pair of the setting)."""
+    merged = subword_setting(section, setting)
+    if pair in merged["pairs"]:
+        if merged["joint"] == "all":
+            return JOINT_MODEL
+        if pair in subword_models(section, setting):
+            return pair
     raise PlanError(
-        f"preprocess.subwords.settings.{setting} does not list {pair}; add it to its pairs"
+        f"preprocess.subwords.settings.{setting} does not list {pair}, or has no training text "
+        "for it; add it to its pairs"
     )
 
 
@@ -86,28 +109,35 @@ def subword_options(section: Mapping[str, Any], setting: str, model: str) -> dic
     return options
 
 
-def splits_of(section: Mapping[str, Any], pair: str) -> list[str]:
-    """The section's splits that `pair` has: all, or those its ``corpora`` entry names."""
-    sets = section["corpora"].get(pair)
+def splits_of(section: Mapping[str, Any], name: str, pair: str) -> list[str]:
+    """The section's splits that `pair` has in dataset `name`: all, or those its
+    ``corpora`` entry names."""
+    sets = dataset(section, name)["corpora"].get(pair)
     return [split for split in section["splits"] if not sets or split in sets]
 
 
 def source(
-    section: Mapping[str, Any], paths: Paths, dataset: str, split: str, pair: str, lang: str
+    section: Mapping[str, Any], paths: Paths, name: str, split: str, pair: str, lang: str
 ) -> tuple[Path, Path]:
     """(the corpus folder a job depends on, the file it reads) for one side of one split."""
-    sets = section["corpora"].get(pair) if dataset == section["dataset"] else None
+    settings = dataset(section, name)
+    sets = settings["corpora"].get(pair)
     if not sets:
-        folder = paths.dataset(dataset)
+        folder = paths.dataset(settings["corpus"])
         return folder, folder / f"{split}.{pair}.{lang}"
     if split not in sets:
         raise PlanError(
-            f"preprocess.corpora.{pair} has no {split} set (it has {', '.join(sets)}); add one "
-            "or leave the split out"
+            f"preprocess.datasets.{name}.corpora.{pair} has no {split} set (it has "
+            f"{', '.join(sets)}); add one or leave the split out"
         )
-    key, name = sets[split].split("/", 1)
+    key, set_name = sets[split].split("/", 1)
     folder = paths.dataset(key)
-    return folder, folder / f"{name}.{lang}"
+    return folder, folder / f"{set_name}.{lang}"
+
+
+def steps(section: Mapping[str, Any], name: str, lang: str) -> list[str]:
+    """The named steps dataset `name` runs on `lang` before Moses tokenization."""
+    return list(dataset(section, name)["steps"].get(lang, []))
 
 
 def external_tool(section: Mapping[str, Any], lang: str) -> str | None:
@@ -139,14 +169,16 @@ def inputs(
 
 
 def check(section: Mapping[str, Any]) -> None:
-    """Every setting's pairs are preprocessed pairs; per_pair names a model it has."""
+    """Every setting's pairs are pairs of its dataset; per_pair names a model it has."""
     for setting in section["subwords"]["settings"]:
         merged = subword_setting(section, setting)
-        missing = [p for p in merged["pairs"] if p not in section["pairs"]]
+        missing = [
+            p for p in merged["pairs"] if p not in dataset(section, merged["dataset"])["pairs"]
+        ]
         if missing:
             raise PlanError(
                 f"preprocess.subwords.settings.{setting}: {', '.join(missing)} not in "
-                "preprocess.pairs; add them there or drop them here"
+                f"preprocess.datasets.{merged['dataset']}.pairs; add them there or drop them here"
             )
         models = subword_models(section, setting)
         stray = [p for p in merged.get("per_pair", {}) if p not in models]
@@ -157,24 +189,48 @@ def check(section: Mapping[str, Any]) -> None:
             )
 
 
-def targets(section: Mapping[str, Any], paths: Paths) -> list[str]:
-    """Tokens of every pair, bunsetsu spans of Japanese (when GiNZA segments it),
-    head-finalized English of the parsed pairs, and each subword setting's encoded text."""
+def targets(section: Mapping[str, Any], paths: Paths, name: str) -> list[str]:
+    """Of dataset `name`: tokens of every pair, bunsetsu spans of Japanese (when GiNZA
+    segments it), head-finalized English of the parsed pairs, and the encoded text of each
+    subword setting on it."""
     check(section)
-    dataset = section["dataset"]
     out = []
-    for pair in section["pairs"]:
-        for split in splits_of(section, pair):
+    for pair in dataset(section, name)["pairs"]:
+        for split in splits_of(section, name, pair):
             for lang in pair.split("-"):
-                name = f"{split}.{pair}.{lang}"
-                out.append(paths.preprocessed(dataset, "tok") / name)
+                file = f"{split}.{pair}.{lang}"
+                out.append(paths.preprocessed(name, "tok") / file)
                 if lang == "ja" and "ja" in section["segment"]["languages"]:
-                    out.append(paths.preprocessed(dataset, "bunsetsu") / name)
+                    out.append(paths.preprocessed(name, "bunsetsu") / file)
             if pair in section["parse"]["pairs"]:
-                out.append(paths.preprocessed(dataset, "hf") / f"{split}.{pair}.en")
-    for setting in section["subwords"]["settings"]:
-        for pair in subword_setting(section, setting)["pairs"]:
-            for split in splits_of(section, pair):
-                for lang in pair.split("-"):
-                    out.append(paths.subword_encoded(dataset, setting, f"{split}.{pair}.{lang}"))
+                out.append(paths.preprocessed(name, "hf") / f"{split}.{pair}.en")
+    for setting, named in section["subwords"]["settings"].items():
+        if named["dataset"] == name:
+            out.extend(encoded for _, encoded in encoded_files(section, paths, setting))
     return [str(path) for path in out]
+
+
+def encoded_files(
+    section: Mapping[str, Any], paths: Paths, setting: str
+) -> list[tuple[Path, Path]]:
+    """Every file a subword setting encodes, as (the corpus file, its encoded file), pair by
+    pair, split by split. The two are line-aligned: the encoded file holds one line per line
+    of the first ``max_lines`` corpus lines, so a reader pairs raw references with their
+    subwords (`mlrep.nmt.data.sets_of`)."""
+    merged = subword_setting(section, setting)
+    name = merged["dataset"]
+    return [
+        (
+            source(section, paths, name, split, pair, lang)[1],
+            paths.subword_encoded(name, setting, f"{split}.{pair}.{lang}"),
+        )
+        for pair in merged["pairs"]
+        for split in splits_of(section, name, pair)
+        for lang in pair.split("-")
+    ]
+
+
+def corpus_folders(section: Mapping[str, Any], paths: Paths, setting: str) -> list[str]:
+    """The corpus folders (results/data/<key>) a subword setting's files are read from: what a
+    job reading its encoded files and their raw lines depends on besides them."""
+    return list(dict.fromkeys(str(raw.parent) for raw, _ in encoded_files(section, paths, setting)))

@@ -1,8 +1,9 @@
 """Chapter 8: LayerNorm placement and zero-shot NMT (thesis ch. 8 and appendix E).
 
-Per dataset: cut + subwords + binarise (`mlrep nmt prepare`). Per run (dataset, system, seed):
-train → translate every test direction in one process → score, per-layer states → probes and
-SVCCA (`mlrep eval`, the analyses) → metrics.json. The pivot baseline (#0) decodes the zero-shot
+Per dataset: the shared preprocessing (workflow/rules/preprocess.smk: Moses/jieba, the
+dataset's joint BPE setting) → cut + binarise (`mlrep nmt prepare`). Per run (dataset, system,
+seed): train → translate every test direction in one process → score, per-layer states →
+probes and SVCCA (`mlrep eval`, the analyses) → metrics.json. The pivot baseline (#0) decodes the zero-shot
 directions through English with the `pivot` system's model. The grid is params.yaml data.
 """
 
@@ -42,10 +43,13 @@ CH8_ANALYSES = {
 }
 # BLEURT (Table E.9) only where a checkpoint is configured (full: BLEURT-20 from the hub)
 CH8_SCORERS = {"bleurt": CH8_BLEURT} if CH8["bleurt"]["checkpoint"] else {}
+
+# the preprocess subword setting each dataset reads (its encoded files and their corpus lines)
+CH8_SUBWORDS = {d: spec["subwords"] for d, spec in CH8["datasets"].items()}
 CHAPTER_DATA[CH8_CHAPTER] = [
-    str(PATHS.dataset(key))
+    folder
     for d in CH8["run_datasets"]
-    for key in CH8["datasets"][d]["corpora"]
+    for folder in preprocess_plan.corpus_folders(PRE, PATHS, CH8_SUBWORDS[d])
 ]
 CHAPTER_TARGETS[CH8_CHAPTER] = [
     CH8_METRICS.format(dataset=d, run=s, seed=seed)
@@ -58,10 +62,18 @@ localrules:
 
 
 rule ch8_prepare:
-    """Cut an English-centric dataset from its corpora, train joint subwords, binarise both tag formats."""
+    """Cut an English-centric dataset from the shared preprocessing's subword files (and their
+    raw corpus lines, the references), build the dictionary, binarise both tag formats.
+    """
     input:
-        lambda w: [
-            str(PATHS.dataset(key)) for key in CH8["datasets"][w.dataset]["corpora"]
+        corpora=lambda w: preprocess_plan.corpus_folders(
+            PRE, PATHS, CH8_SUBWORDS[w.dataset]
+        ),
+        encoded=lambda w: [
+            str(sub)
+            for _, sub in preprocess_plan.encoded_files(
+                PRE, PATHS, CH8_SUBWORDS[w.dataset]
+            )
         ],
     output:
         directory(CH8_DATA),
@@ -76,18 +88,32 @@ rule ch8_prepare:
         **job_resources("default"),
     params:
         code=code_version("nmt prepare"),
-        dataset_flags=lambda w: flags_from(
-            ch8_grid.subset(
-                CH8["datasets"][w.dataset], ("languages", "splits", "vocab_size")
+        raw=lambda w: [
+            str(raw)
+            for raw, _ in preprocess_plan.encoded_files(
+                PRE, PATHS, CH8_SUBWORDS[w.dataset]
             )
+        ],
+        # how the subwords were made, so decoding can undo it
+        detokenize=lambda w: flags_from(
+            {
+                "subword_method": preprocess_plan.subword_setting(
+                    PRE, CH8_SUBWORDS[w.dataset]
+                )["method"],
+                "backend": PRE["tokenize"]["backend"],
+                "segmented": PRE_SEGMENTED,
+            }
         ),
-        flags=flags_from({**CH8["data"], **CH8["subwords"]}),
+        dataset_flags=lambda w: flags_from(
+            ch8_grid.subset(CH8["datasets"][w.dataset], ("languages", "splits"))
+        ),
+        flags=flags_from(CH8["data"]),
         scale=CFG["scale"],
     shell:
-        "mlrep nmt prepare --section ch8_layernorm --corpora {input} "
-        "--dataset {wildcards.dataset} --out {output} "
-        "--threads {threads} --scale {params.scale} {params.dataset_flags} {params.flags} "
-        "> {log} 2>&1"
+        "mlrep nmt prepare --section ch8_layernorm --encoded {input.encoded} "
+        "--raw {params.raw} --dataset {wildcards.dataset} --out {output} "
+        "--threads {threads} --scale {params.scale} {params.detokenize} "
+        "{params.dataset_flags} {params.flags} > {log} 2>&1"
 
 
 rule ch8_train:

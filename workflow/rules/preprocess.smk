@@ -1,15 +1,16 @@
 """Preprocessing of a dataset's aligned files: tokenize or segment, parse, subwords.
 
 Files are keyed by dataset, split, pair and language ({split}.{pair}.{lang}, as in the
-corpus), so the same rules serve any dataset (the word alignment asks for its own); which corpus
-file each one reads (the dataset's own, or a pair's registry corpora at the full scale) is
-decided by mlrep/text/plan.py `source`. Each tool
-runs on `preprocess.shards` contiguous shards in parallel jobs (scatter) over the first
-`preprocess.max_lines` lines; with more than one shard, `gather_text` joins them in order with
-their counts (*.meta.json). Subword models are named settings (mlrep/text/plan.py). `snakemake preprocess`
-builds everything the section lists and records its provenance. With `segment.source: knp` or
-`parse.source: enju` the Japanese and English steps take the user's own KNP / Enju output of
-each file (PATHS.external_analysis) instead of running GiNZA / spaCy.
+corpus), so the same rules serve every dataset of `preprocess.datasets` (the word alignment and
+the chapters ask for the files they read); which corpus file each one reads (the dataset's
+corpus, or the registry corpora it names for a pair) is decided by mlrep/text/plan.py
+`source`. Each tool runs on `preprocess.shards` contiguous shards in parallel jobs (scatter)
+over the first `preprocess.max_lines` lines; with more than one shard, `gather_text` joins them
+in order with their counts (*.meta.json). Subword models are named settings
+(mlrep/text/plan.py). `snakemake preprocess` builds every dataset the section lists and records
+each one's provenance. With `segment.source: knp` or `parse.source: enju` the Japanese and
+English steps take the user's own KNP / Enju output of each file (PATHS.external_analysis)
+instead of running GiNZA / spaCy.
 """
 
 from mlrep.text import plan as preprocess_plan
@@ -18,7 +19,7 @@ PRE = CFG["preprocess"]
 PRE_SHARDS = PRE["shards"]
 PRE_SEGMENTED = PRE["segment"]["languages"]
 PRE_FLAGS = flags_from({"max_chars": PRE["max_chars"]})
-PRE_TOKENIZE = flags_from({k: v for k, v in PRE["tokenize"].items() if k != "steps"})
+PRE_TOKENIZE = flags_from(PRE["tokenize"])
 # The user's own KNP / Enju output replaces GiNZA / spaCy when the section says so.
 PRE_EXTERNAL = {lang: preprocess_plan.external_tool(PRE, lang) for lang in ("ja", "en")}
 PRE_CAP = flags_from({"max_lines": PRE["max_lines"]})  # steps that read the corpus
@@ -40,7 +41,6 @@ PRE_OUT = {
 PRE_OUT["gather"] = str(PATHS.preprocessed("{dataset}", "{stage}") / "{name}")
 PRE_OUT["subwords"] = str(PATHS.subword_model("{dataset}", "{setting}", "{model}"))
 PRE_OUT["sub"] = str(PATHS.subword_encoded("{dataset}", "{setting}", PRE_NAME))
-PRE_RECORD = PATHS.preprocessed_root(PRE["dataset"])
 # Per rule, not global: other rule files use {dataset} and {lang} for their own files.
 PRE_WILDCARDS = {
     "dataset": r"[a-z0-9_]+",
@@ -59,6 +59,7 @@ wildcard_constraints:
 
 localrules:
     preprocess,
+    preprocess_dataset,
 
 
 # Japanese goes to GiNZA only when segment.languages lists it; otherwise to Moses.
@@ -91,7 +92,9 @@ rule tokenize_shard:
         source=lambda w: preprocess_plan.source(
             PRE, PATHS, w.dataset, w.split, w.pair, w.lang
         )[1],
-        steps=lambda w: flags_from({"steps": PRE["tokenize"]["steps"].get(w.lang, [])}),
+        steps=lambda w: flags_from(
+            {"steps": preprocess_plan.steps(PRE, w.dataset, w.lang)}
+        ),
         flags=f"{PRE_TOKENIZE} {PRE_FLAGS} {PRE_CAP}",
         shard=lambda w: w.get("shard", 0),
         shards=PRE_SHARDS,
@@ -338,15 +341,17 @@ rule encode_subwords:
         "--output {output.text} --scale {params.scale} {params.flags} > {log} 2>&1"
 
 
-rule preprocess:
-    """Everything `preprocess` in params.yaml asks for, and the provenance of what ran."""
+rule preprocess_dataset:
+    """Everything `preprocess.datasets.<dataset>` asks for, and the provenance of what ran."""
     input:
-        preprocess_plan.targets(PRE, PATHS),
+        lambda w: preprocess_plan.targets(PRE, PATHS, w.dataset),
     output:
-        config=PRE_RECORD / "config.yaml",
-        provenance=PRE_RECORD / "provenance.json",
+        config=str(PATHS.preprocessed_root("{dataset}") / "config.yaml"),
+        provenance=str(PATHS.preprocessed_root("{dataset}") / "provenance.json"),
     log:
-        log_path("preprocess", PRE["dataset"], "record"),
+        log_path("preprocess", "{dataset}", "record"),
+    wildcard_constraints:
+        dataset="|".join(PRE["datasets"]),
     conda:
         MLREP_ENV
     params:
@@ -355,3 +360,12 @@ rule preprocess:
         scale=CFG["scale"],
     shell:
         "mlrep text record --out {params.out} --scale {params.scale} {input} > {log} 2>&1"
+
+
+rule preprocess:
+    """Every dataset of `preprocess.datasets` (the chapters' rules ask for what they read)."""
+    input:
+        [
+            str(PATHS.preprocessed_root(dataset) / "provenance.json")
+            for dataset in PRE["datasets"]
+        ],
