@@ -13,24 +13,22 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 from pathlib import Path
 
-from mlrep.cliutil import UsageError, boolean, effective, positive_int
+from mlrep.cliutil import (
+    UsageError,
+    add_options,
+    boolean,
+    effective,
+    positive_int,
+    settings_from,
+)
 from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
 from mlrep.report.metrics import METRICS_FILE, write
 
 _DATA_KEYS = ("max_train", "max_valid", "max_test", "max_length")
-_DATASET_KEYS = ("arch", "gpus", "dropout", "lr", "max_epoch")
-_TRAIN_KEYS = (
-    "max_update",
-    "max_tokens",
-    "warmup_updates",
-    "label_smoothing",
-    "save_interval_updates",
-    "fp16",
-)
-_DECODE_KEYS = ("beam", "max_len_a", "max_len_b", "batch_size")
 _STATES_KEYS = ("sentences",)
 _BLEURT_KEYS = ("checkpoint", "batch_size")
 
@@ -76,12 +74,17 @@ def _prepare(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from mlrep.nmt.train import TrainSettings, encoder_layers, train
+    from mlrep.nmt.settings import TrainSettings
+    from mlrep.nmt.train import encoder_layers, train
     from mlrep.nmt.variant import Variant
 
-    scale, dataset = _values(args, f"datasets.{args.dataset}", _DATASET_KEYS)
-    _, common = _values(args, "train", _TRAIN_KEYS)
-    settings = TrainSettings(**dataset, **common, seed=args.seed, threads=args.threads)
+    scale, settings = settings_from(
+        args,
+        TrainSettings,
+        (f"{args.section}.datasets.{args.dataset}", f"{args.section}.train"),
+        seed=args.seed,
+        threads=args.threads,
+    )
     variant = Variant.of(
         encoder_layers(settings.arch),
         args.layernorm,
@@ -96,12 +99,13 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _translator(args: argparse.Namespace):
-    from mlrep.nmt.decode import BeamSettings, Translator
+    from mlrep.nmt.decode import Translator
+    from mlrep.nmt.settings import BeamSettings
     from mlrep.nmt.train import BEST
 
-    scale, decode = _values(args, "decode", _DECODE_KEYS)
+    scale, beam = settings_from(args, BeamSettings, (f"{args.section}.decode",))
     translator = Translator(args.model / BEST, args.data / args.tag_format / "bin", args.tag_format)
-    return scale, decode, translator, BeamSettings(**decode)
+    return scale, asdict(beam), translator, beam
 
 
 def _translate(args: argparse.Namespace) -> int:
@@ -223,6 +227,7 @@ def _metrics(args: argparse.Namespace) -> int:
 
 def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     from mlrep.nmt.data import TAGS
+    from mlrep.nmt.settings import TRAIN_VERB_SET, BeamSettings, TrainSettings
     from mlrep.nmt.variant import PLACEMENTS
 
     nmt = top.add_parser("nmt", help="multilingual NMT on fairseq")
@@ -282,19 +287,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     trn.add_argument("--seed", type=int, required=True)
     trn.add_argument("--out", type=Path, required=True, help="checkpoint folder")
-    trn.add_argument("--arch")
-    trn.add_argument(
-        "--gpus", type=positive_int, help="the thesis's GPUs: the batch is gpus × max-tokens"
-    )
-    trn.add_argument("--dropout", type=float)
-    trn.add_argument("--lr", type=float)
-    trn.add_argument("--max-epoch", type=int)
-    trn.add_argument("--max-update", type=int)
-    trn.add_argument("--max-tokens", type=positive_int)
-    trn.add_argument("--warmup-updates", type=positive_int)
-    trn.add_argument("--label-smoothing", type=float)
-    trn.add_argument("--save-interval-updates", type=positive_int)
-    trn.add_argument("--fp16", type=boolean)
+    add_options(trn, TrainSettings, skip=TRAIN_VERB_SET)
     trn.set_defaults(func=_train)
 
     decode = argparse.ArgumentParser(add_help=False)
@@ -302,10 +295,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     decode.add_argument("--model", type=Path, required=True, help="checkpoint folder")
     decode.add_argument("--tag-format", choices=TAGS, required=True, help="as trained")
     decode.add_argument("--out", type=Path, required=True)
-    decode.add_argument("--beam", type=positive_int)
-    decode.add_argument("--max-len-a", type=float)
-    decode.add_argument("--max-len-b", type=positive_int)
-    decode.add_argument("--batch-size", type=positive_int)
+    add_options(decode, BeamSettings)
 
     tr = sub.add_parser("translate", parents=[base, decode], help="decode every test direction")
     tr.add_argument("--pivot", action="store_true", help="zero-shot directions through English")
