@@ -46,9 +46,9 @@ TRAIN_VERB_SET = ("seed", "threads")  # TrainSettings fields that are no params.
 
 def train_dataset_values(dataset: Mapping[str, Any]) -> dict[str, Any]:
     """The entries of a ``datasets.<name>`` mapping that ``nmt train`` reads (the rest are
-    ``nmt prepare``'s)."""
-    keys = option_names(TrainSettings, skip=TRAIN_VERB_SET)
-    return {k: v for k, v in dataset.items() if k in keys}
+    ``nmt prepare``'s). Only those are read: a key nothing reads stays visible to the
+    every-setting-is-read check."""
+    return {k: dataset[k] for k in option_names(TrainSettings, skip=TRAIN_VERB_SET) if k in dataset}
 
 
 @dataclass(frozen=True)
