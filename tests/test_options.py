@@ -21,6 +21,7 @@ from mlrep.chapters.ch2_ems import runs
 from mlrep.cliutil import add_options, common_options, option_names, settings_from
 from mlrep.embed import settings as embed
 from mlrep.nmt import settings as nmt
+from mlrep.report import fill
 from tests.conftest import REPO
 
 PARAMS = cfg.load(cfg.load_yaml(REPO / "params.yaml"))
@@ -37,6 +38,8 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("ch2", "train"): [(embed.EmsConfig, embed.FROM_DATA), (embed.TrainSettings, embed.VERB_SET)],
     ("ch2", "evaluate"): [(embed.EvaluateSettings, ())],
     ("ch2", "baseline"): [(embed.EvaluateSettings, ())],
+    ("report", "build"): [(fill.ReportSettings, ())],
+    ("report", "summary"): [(fill.ReportSettings, ())],
 }
 
 
@@ -90,6 +93,10 @@ def test_ch2_settings_are_the_params_keys():
     assert _keys(section["evaluate"]) == set(runs.EVALUATE_KEYS)
     overridden = _keys(*(run or {} for run in section["runs"].values()), section["grid"]["values"])
     assert overridden <= set(runs.RUN_KEYS), f"runs change keys no verb reads: {overridden}"
+
+
+def test_report_settings_are_the_params_keys():
+    assert _keys(PARAMS["report"]) == set(option_names(fill.ReportSettings))
 
 
 def test_settings_from_takes_options_over_the_params_file():
