@@ -22,6 +22,8 @@ from mlrep.cliutil import add_options, common_options, option_names, settings_fr
 from mlrep.embed import settings as embed
 from mlrep.nmt import settings as nmt
 from mlrep.report import fill
+from mlrep.text import moses
+from mlrep.text.head_final import HeadFinalSettings
 from tests.conftest import REPO
 
 PARAMS = cfg.load(cfg.load_yaml(REPO / "params.yaml"))
@@ -40,6 +42,9 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("ch2", "baseline"): [(embed.EvaluateSettings, ())],
     ("report", "build"): [(fill.ReportSettings, ())],
     ("report", "summary"): [(fill.ReportSettings, ())],
+    ("text", "tokenize"): [(moses.TokenizeSettings, ())],
+    ("text", "detokenize"): [(moses.TokenizeSettings, ("normalize", "escape"))],
+    ("text", "head-final"): [(HeadFinalSettings, ())],
 }
 
 
@@ -97,6 +102,12 @@ def test_ch2_settings_are_the_params_keys():
 
 def test_report_settings_are_the_params_keys():
     assert _keys(PARAMS["report"]) == set(option_names(fill.ReportSettings))
+
+
+def test_preprocess_settings_are_the_params_keys():
+    section = PARAMS["preprocess"]
+    assert _keys(section["tokenize"]) == set(option_names(moses.TokenizeSettings))
+    assert _keys(section["head_final"]) == set(option_names(HeadFinalSettings))
 
 
 def test_settings_from_takes_options_over_the_params_file():
