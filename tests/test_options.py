@@ -35,7 +35,8 @@ NMT_SECTIONS = [
 VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("nmt", "train"): [(nmt.TrainSettings, nmt.TRAIN_VERB_SET)],
     ("nmt", "translate"): [(nmt.BeamSettings, ())],
-    ("nmt", "states"): [(nmt.BeamSettings, ())],
+    ("nmt", "states"): [(nmt.BeamSettings, ()), (nmt.StatesSettings, ())],
+    ("nmt", "bleurt"): [(nmt.BleurtSettings, ())],
     ("ch2", "prepare"): [(embed.PrepareSettings, embed.VERB_SET)],
     ("ch2", "train"): [(embed.EmsConfig, embed.FROM_DATA), (embed.TrainSettings, embed.VERB_SET)],
     ("ch2", "evaluate"): [(embed.EvaluateSettings, ())],
@@ -79,6 +80,8 @@ def _keys(*sections: Mapping[str, Any]) -> set[str]:
 def test_nmt_settings_are_the_params_keys(section):
     nmt_section = PARAMS[section]
     assert _keys(nmt_section["decode"]) == set(option_names(nmt.BeamSettings))
+    assert _keys(nmt_section["states"]) == set(option_names(nmt.StatesSettings))
+    assert _keys(nmt_section["bleurt"]) == set(option_names(nmt.BleurtSettings))
     fields = set(option_names(nmt.TrainSettings, nmt.TRAIN_VERB_SET))
     train = _keys(nmt_section["train"])
     assert train <= fields, f"{section}.train keys no TrainSettings field: {train - fields}"

@@ -29,8 +29,6 @@ from mlrep.provenance import record
 from mlrep.report.metrics import METRICS_FILE, write
 
 _DATA_KEYS = ("max_train", "max_valid", "max_test", "max_length")
-_STATES_KEYS = ("sentences",)
-_BLEURT_KEYS = ("checkpoint", "batch_size")
 
 
 def _values(args: argparse.Namespace, sub: str, keys: tuple[str, ...]) -> tuple[str, dict]:
@@ -125,13 +123,15 @@ def _translate(args: argparse.Namespace) -> int:
 def _states(args: argparse.Namespace) -> int:
     import torch
 
+    from mlrep.nmt.settings import StatesSettings
     from mlrep.nmt.states import write_all
 
     torch.set_num_threads(args.threads)
     scale, decode, translator, beam = _translator(args)
-    _, states = _values(args, "states", _STATES_KEYS)
+    _, settings = settings_from(args, StatesSettings, (f"{args.section}.states",))
+    states = asdict(settings)
     with atomic_directory(args.out) as staging:
-        sizes = write_all(translator, args.data, args.hyp, staging, states["sentences"], beam)
+        sizes = write_all(translator, args.data, args.hyp, staging, settings.sentences, beam)
         record(
             staging,
             "nmt states",
@@ -165,14 +165,15 @@ def _bleurt(args: argparse.Namespace) -> int:
 
     from mlrep.evaluate.bleurt import load
     from mlrep.nmt.score import bleurt
+    from mlrep.nmt.settings import BleurtSettings
 
     torch.set_num_threads(args.threads)
-    _, settings = _values(args, "bleurt", _BLEURT_KEYS)
-    if not settings["checkpoint"]:
+    _, settings = settings_from(args, BleurtSettings, (f"{args.section}.bleurt",))
+    if not settings.checkpoint:
         raise UsageError(f"{args.section}.bleurt.checkpoint is empty: BLEURT is not run here")
-    scorer = load(settings["checkpoint"])
-    result = bleurt(args.hyp, args.data / "text", _decoded(args), scorer, settings["batch_size"])
-    result["settings"] = settings | {"device": scorer.device}
+    scorer = load(settings.checkpoint)
+    result = bleurt(args.hyp, args.data / "text", _decoded(args), scorer, settings.batch_size)
+    result["settings"] = asdict(settings) | {"device": scorer.device}
     atomic_write_text(args.out, json.dumps(result, indent=1) + "\n")
     print(json.dumps({k: round(v, 2) for k, v in result["metrics"].items() if "_bleurt" in k}))
     return 0
@@ -227,7 +228,13 @@ def _metrics(args: argparse.Namespace) -> int:
 
 def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     from mlrep.nmt.data import TAGS
-    from mlrep.nmt.settings import TRAIN_VERB_SET, BeamSettings, TrainSettings
+    from mlrep.nmt.settings import (
+        TRAIN_VERB_SET,
+        BeamSettings,
+        BleurtSettings,
+        StatesSettings,
+        TrainSettings,
+    )
     from mlrep.nmt.variant import PLACEMENTS
 
     nmt = top.add_parser("nmt", help="multilingual NMT on fairseq")
@@ -303,7 +310,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
     st = sub.add_parser("states", parents=[base, decode], help="per-layer states for the probes")
     st.add_argument("--hyp", type=Path, required=True, help="translate's output folder")
-    st.add_argument("--sentences", type=positive_int, help="sentences per direction")
+    add_options(st, StatesSettings)
     st.set_defaults(func=_states)
 
     sc = sub.add_parser("score", parents=[base], help="sacreBLEU per direction")
@@ -316,8 +323,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     bl.add_argument("--data", type=Path, required=True)
     bl.add_argument("--hyp", type=Path, required=True)
     bl.add_argument("--out", type=Path, required=True)
-    bl.add_argument("--checkpoint", help="hub id (lucadiliello/BLEURT-20) or local folder")
-    bl.add_argument("--batch-size", type=positive_int)
+    add_options(bl, BleurtSettings)
     bl.set_defaults(func=_bleurt)
 
     mt = sub.add_parser("metrics", parents=[base], help="write a run's metrics.json")

@@ -60,3 +60,20 @@ class BeamSettings:
     max_len_a: float = field(metadata={"help": "longest hypothesis: a × source length + b"})
     max_len_b: int = field(metadata={"type": positive_int, "help": "see max-len-a"})
     batch_size: int = field(metadata={"type": positive_int, "help": "sentences per batch"})
+
+
+@dataclass(frozen=True)
+class StatesSettings:
+    """params.yaml ``states``: the options of ``mlrep nmt states``."""
+
+    sentences: int = field(metadata={"type": positive_int, "help": "sentences per direction"})
+
+
+@dataclass(frozen=True)
+class BleurtSettings:
+    """params.yaml ``bleurt``: the options of ``mlrep nmt bleurt``."""
+
+    checkpoint: str = field(
+        metadata={"help": "hub id (lucadiliello/BLEURT-20) or local folder; empty: not run"}
+    )
+    batch_size: int = field(metadata={"type": positive_int, "help": "sentences per batch"})
