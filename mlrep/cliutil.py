@@ -110,11 +110,16 @@ def add_options(parser: argparse.ArgumentParser, cls: type, skip: Sequence[str] 
 
 
 def settings_from(
-    args: argparse.Namespace, cls: type[Settings], sections: Sequence[str], **given: Any
+    args: argparse.Namespace,
+    cls: type[Settings],
+    sections: Sequence[str],
+    skip: Sequence[str] = (),
+    **given: Any,
 ) -> tuple[str, Settings]:
     """(scale, settings): each field from its explicit option, else from the first params
-    section (dotted path) that has the key; `given` fills the fields the verb sets itself."""
-    keys = option_names(cls, skip=tuple(given))
+    section (dotted path) that has the key; `given` fills the fields the verb sets itself and
+    those in `skip` keep their defaults (as `add_options` leaves them out)."""
+    keys = option_names(cls, skip=(*skip, *given))
     explicit = {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
     if len(explicit) == len(keys) and args.scale is not None:
         return args.scale, cls(**explicit, **given)

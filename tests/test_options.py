@@ -19,6 +19,7 @@ from mlrep import cli
 from mlrep import config as cfg
 from mlrep.chapters.ch2_ems import runs
 from mlrep.cliutil import add_options, common_options, option_names, settings_from
+from mlrep.data import download
 from mlrep.embed import settings as embed
 from mlrep.nmt import settings as nmt
 from mlrep.report import fill
@@ -43,6 +44,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("ch2", "baseline"): [(embed.EvaluateSettings, ())],
     ("report", "build"): [(fill.ReportSettings, ())],
     ("report", "summary"): [(fill.ReportSettings, ())],
+    ("data", "fetch"): [(download.Policy, download.CALLER_SET)],
     ("text", "tokenize"): [(moses.TokenizeSettings, ())],
     ("text", "detokenize"): [(moses.TokenizeSettings, ("normalize", "escape"))],
     ("text", "head-final"): [(HeadFinalSettings, ())],
@@ -105,6 +107,11 @@ def test_ch2_settings_are_the_params_keys():
 
 def test_report_settings_are_the_params_keys():
     assert _keys(PARAMS["report"]) == set(option_names(fill.ReportSettings))
+
+
+def test_download_settings_are_params_keys():
+    fields = set(option_names(download.Policy, download.CALLER_SET))
+    assert fields <= _keys(PARAMS["data"]["download"])
 
 
 def test_preprocess_settings_are_the_params_keys():
