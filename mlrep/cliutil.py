@@ -9,10 +9,12 @@ resolved at its own scale); rules pass every value explicitly (`flags_from`), so
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shlex
+import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mlrep import config as cfg
 from mlrep.errors import MlrepError
@@ -20,6 +22,9 @@ from mlrep.errors import MlrepError
 
 class UsageError(MlrepError):
     """A command-line mistake."""
+
+
+Settings = TypeVar("Settings")
 
 
 def flags_from(section: Mapping[str, Any]) -> str:
@@ -61,10 +66,80 @@ def effective(args: argparse.Namespace, dotted: str, keys: Sequence[str]) -> tup
     if len(explicit) == len(keys) and args.scale is not None:
         return args.scale, explicit
     resolved = resolved_params(args.params)
+    node = _node(resolved, dotted)
+    return args.scale or resolved["scale"], {k: explicit.get(k, node[k]) for k in keys}
+
+
+def option_names(cls: type, skip: Sequence[str] = ()) -> tuple[str, ...]:
+    """The params.yaml keys a settings dataclass reads: its fields, less those in `skip` (set by
+    the verb itself, like a seed)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name not in skip)
+
+
+def _option_type(annotation: Any) -> dict[str, Any]:
+    """argparse keywords for a field annotation: `boolean` for bool (so ``--fp16 false`` works
+    as `flags_from` renders it), ``nargs`` for lists, ``choices`` for a ``Literal``."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        choices = typing.get_args(annotation)
+        return {"choices": choices, "type": type(choices[0])}
+    if origin in (list, tuple):
+        (item, *_) = typing.get_args(annotation)
+        return {"nargs": "+", **_option_type(item)}
+    return {"type": boolean if annotation is bool else annotation}
+
+
+def add_options(parser: argparse.ArgumentParser, cls: type, skip: Sequence[str] = ()) -> None:
+    """One ``--kebab-name`` option per field of the settings dataclass `cls` (less `skip`).
+
+    The field is the one spelling of a setting: its name is the params.yaml key and the
+    option, its annotation the option's type (``metadata["type"]`` a stricter parser, like
+    `positive_int`) and its ``metadata["help"]`` the help; an option left out is read from the
+    params file (`settings_from`), so none is required.
+    """
+    hints = typing.get_type_hints(cls)
+    for field in dataclasses.fields(cls):
+        if field.name in skip:
+            continue
+        kind = _option_type(hints[field.name])
+        if "type" in field.metadata:
+            kind["type"] = field.metadata["type"]
+        parser.add_argument(
+            "--" + field.name.replace("_", "-"), help=field.metadata.get("help"), **kind
+        )
+
+
+def settings_from(
+    args: argparse.Namespace,
+    cls: type[Settings],
+    sections: Sequence[str],
+    skip: Sequence[str] = (),
+    **given: Any,
+) -> tuple[str, Settings]:
+    """(scale, settings): each field from its explicit option, else from the first params
+    section (dotted path) that has the key; `given` fills the fields the verb sets itself and
+    those in `skip` keep their defaults (as `add_options` leaves them out)."""
+    keys = option_names(cls, skip=(*skip, *given))
+    explicit = {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
+    if len(explicit) == len(keys) and args.scale is not None:
+        return args.scale, cls(**explicit, **given)
+    resolved = resolved_params(args.params)
+    nodes = [_node(resolved, dotted) for dotted in sections]
+    values = dict(explicit)
+    for key in keys:
+        if key not in values:
+            found = [node[key] for node in nodes if key in node]
+            if not found:
+                raise UsageError(f"{args.params}: no {key!r} in {', '.join(sections)}")
+            values[key] = found[0]
+    return args.scale or resolved["scale"], cls(**values, **given)
+
+
+def _node(resolved: Mapping[str, Any], dotted: str) -> Any:
     node: Any = resolved
     for key in dotted.split("."):
         node = node[key]
-    return args.scale or resolved["scale"], {k: explicit.get(k, node[k]) for k in keys}
+    return node
 
 
 def boolean(text: str) -> bool:

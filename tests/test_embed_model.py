@@ -5,8 +5,9 @@ import torch
 
 from mlrep import config as cfg
 from mlrep.chapters.ch2_ems import runs
-from mlrep.embed.model import Batch, EmsConfig, EmsConfigError, EmsModel
+from mlrep.embed.model import Batch, EmsConfig, EmsModel
 from mlrep.embed.objectives import margin_softmax
+from mlrep.embed.settings import EmsConfigError
 from tests.conftest import REPO
 
 SECTION = cfg.load(cfg.load_yaml(REPO / "params.yaml"))[runs.SECTION]
@@ -19,7 +20,7 @@ def build(run: str) -> tuple[EmsModel, dict]:
         vocab_size=VOCAB,
         languages=3,
         max_tokens=8,
-        **{k: values[k] for k in (*runs.MODEL_KEYS, *runs.OBJECTIVE_KEYS)},
+        **{k: values[k] for k in runs.MODEL_KEYS},
     )
     torch.manual_seed(0)
     return EmsModel(config), values

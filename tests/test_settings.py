@@ -11,7 +11,8 @@ setting, and the keys its entries' schema declares are settings under ``*``
   command is rendered, so rule files, their input/params functions and the library code they
   hand the config to are all recorded. Handing a mapping over whole (``flags_from``,
   ``{**section}``, ``json.dumps``) reads each of its keys;
-- or a CLI reads it from ``--params`` (`mlrep.cliutil.effective` with a literal section).
+- or a CLI reads it from ``--params``: `mlrep.cliutil.effective` with a literal section, or
+  `mlrep.cliutil.settings_from` with literal sections (the keys its dataclass's fields name).
 
 A key a rule renders with ``flags_from`` reaches a verb as an option, so every planned ``mlrep``
 command must also parse with `mlrep.cli.build_parser`: a key the verb has no option for fails
@@ -25,6 +26,7 @@ import ast
 import contextlib
 import copy
 import functools
+import importlib
 import io
 import json
 import shlex
@@ -45,6 +47,7 @@ from snakemake.settings.types import (
 
 from mlrep import chapters, cli
 from mlrep import config as cfg
+from mlrep.cliutil import option_names
 from tests.conftest import REPO, copy_workflow
 
 USER_KEYS = "x-user-keys"
@@ -226,7 +229,8 @@ def _strings(node: ast.expr, names: Mapping[str, list[ast.expr]]) -> set[str]:
 
 
 def cli_reads() -> set[Key]:
-    """The settings CLIs read from ``--params``: `effective` calls with a literal section.
+    """The settings CLIs read from ``--params``: `effective` calls with a literal section and
+    `settings_from` calls with literal sections.
 
     The keys are what the call's third argument names, directly or through a name assigned in
     its function or module. The NMT verbs name their section at run time (``--section``); the
@@ -250,7 +254,45 @@ def cli_reads() -> set[Key]:
                 ):
                     section = tuple(node.args[1].value.split("."))
                     reads |= {(*section, key) for key in _strings(node.args[2], names)}
+                elif (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Name)
+                    and node.func.id == "settings_from"
+                    and isinstance(node.args[2], ast.Tuple)
+                ):
+                    keys = option_names(_resolve(node.args[1], tree), _set_by_verb(node))
+                    for dotted in node.args[2].elts:
+                        if isinstance(dotted, ast.Constant):
+                            reads |= {(*dotted.value.split("."), key) for key in keys}
     return reads
+
+
+def _set_by_verb(call: ast.Call) -> list[str]:
+    """The fields a ``settings_from`` call fills itself: its keywords and its literal skip."""
+    names = [k.arg for k in call.keywords if k.arg != "skip"]
+    skipped = [ast.literal_eval(k.value) for k in call.keywords if k.arg == "skip"]
+    return names + [name for names_ in skipped for name in names_]
+
+
+def _resolve(node: ast.expr, tree: ast.Module) -> type:
+    """The settings dataclass a ``settings_from`` call names (``Settings`` or ``module.Settings``),
+    through the imports of its module."""
+    imported = {
+        alias.asname or alias.name: f"{n.module}.{alias.name}"
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom)
+        for alias in n.names
+    }
+    first, *rest = ast.unparse(node).split(".")
+    target = imported[first]
+    try:
+        value: Any = importlib.import_module(target)
+    except ModuleNotFoundError:
+        module, name = target.rsplit(".", 1)
+        value = getattr(importlib.import_module(module), name)
+    for name in rest:
+        value = getattr(value, name)
+    return value
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
@@ -47,11 +47,16 @@ class ChecksumError(DownloadError):
 class Policy:
     """How hard to try: retries on connection errors and 5xx, with exponential backoff."""
 
-    retries: int = 5
-    timeout: float = 60.0
-    backoff: float = 1.0
+    retries: int = field(default=5, metadata={"help": "retries on connection errors and 5xx"})
+    timeout: float = field(default=60.0, metadata={"help": "seconds without data before a retry"})
+    backoff: float = field(
+        default=1.0, metadata={"help": "first retry delay in s (doubles each time)"}
+    )
     chunk_bytes: int = _CHUNK
     progress: bool = True
+
+
+CALLER_SET = ("chunk_bytes", "progress")  # Policy fields that are no params.yaml data.download keys
 
 
 class UnresolvedHostError(DownloadError):

@@ -11,12 +11,19 @@ from pathlib import Path
 from typing import Any
 
 from mlrep import chapters
-from mlrep.cliutil import UsageError, boolean, effective, resolved_params
+from mlrep.cliutil import (
+    UsageError,
+    add_options,
+    boolean,
+    option_names,
+    resolved_params,
+    settings_from,
+)
 from mlrep.data import archive, download, readers, registry, stand_in
 from mlrep.data.validate import Filters
 from mlrep.errors import did_you_mean
 
-_POLICY_KEYS = ("retries", "timeout", "backoff")
+_POLICY_KEYS = option_names(download.Policy, skip=download.CALLER_SET)
 _FILTER_KEYS = ("drop_empty", "max_chars", "drop_duplicates", "langid_sample", "max_lines")
 
 
@@ -135,17 +142,17 @@ def _list(args: argparse.Namespace) -> int:
 
 def _fetch(args: argparse.Namespace) -> int:
     dataset = _dataset(args)
-    _, values = effective(args, "data.download", _POLICY_KEYS)
+    _, policy = settings_from(
+        args,
+        download.Policy,
+        ("data.download",),
+        skip=("chunk_bytes",),
+        progress=not args.no_progress,
+    )
     mirror = args.mirror
     if mirror is None and args.params.exists():
         mirror = resolved_params(args.params)["data"]["download"]["mirrors"].get(args.key)
     mirror = mirror or None  # rules pass '' for "the registry's own URL"
-    policy = download.Policy(
-        retries=int(values["retries"]),
-        timeout=float(values["timeout"]),
-        backoff=float(values["backoff"]),
-        progress=not args.no_progress,
-    )
     files = download.fetch(
         dataset,
         args.dest,
@@ -271,9 +278,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "base_url ('': none)",
     )
     fetch.add_argument("--languages", nargs="+", help="only these languages' files, or 'all'")
-    fetch.add_argument("--retries", type=int, help="retries on connection errors and 5xx")
-    fetch.add_argument("--timeout", type=float, help="seconds without data before a retry")
-    fetch.add_argument("--backoff", type=float, help="first retry delay in s (doubles each time)")
+    add_options(fetch, download.Policy, skip=download.CALLER_SET)
     fetch.add_argument("--no-progress", action="store_true", help="no progress bar")
     fetch.set_defaults(func=_fetch)
 

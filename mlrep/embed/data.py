@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from mlrep.embed.model import MASK, PAD, UNK, Batch
+from mlrep.embed.settings import PrepareSettings
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_file, atomic_write_text, read_lines
 
@@ -165,18 +166,6 @@ def pad_ids(rows: list[list[int]]) -> torch.Tensor:
     for i, row in enumerate(rows):
         out[i, : len(row)] = torch.tensor(row, dtype=torch.long)
     return out
-
-
-@dataclass(frozen=True)
-class PrepareSettings:
-    """params.yaml ``ch2_ems.prepare``."""
-
-    max_pairs: int  # per language, source and split (0: all)
-    heldout_pairs: int  # per language in valid and test (0: all)
-    vocab_size: int
-    lowercase: bool
-    max_tokens: int
-    threads: int = 1
 
 
 def prepare(sources: list[Path], out: Path, settings: PrepareSettings) -> dict:

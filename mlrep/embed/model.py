@@ -9,56 +9,16 @@ encoder's token embedding. Only the encoder is used at inference (`embed`).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from mlrep.embed.objectives import bag_of_tokens, kl_to_bag, margin_softmax
-from mlrep.errors import MlrepError
+from mlrep.embed.settings import EmsConfig
 
 PAD, UNK, MASK = 0, 1, 2  # SentencePiece ids fixed by mlrep.embed.data
-GENERATIVE = ("xtr", "ugt", "none")
-
-
-class EmsConfigError(MlrepError):
-    """A variant that trains nothing or a head that cannot be built."""
-
-
-@dataclass(frozen=True)
-class EmsConfig:
-    """Architecture and objective; params.yaml ``ch2_ems.model`` + ``objective`` + a run's keys."""
-
-    vocab_size: int
-    languages: int
-    layers: int = 6
-    heads: int = 16
-    dim: int = 1024
-    ffn_dim: int = 4096
-    la_dim: int = 128
-    cntrs_dim: int = 128
-    dropout: float = 0.1
-    attention_dropout: float = 0.1
-    max_tokens: int = 120
-    generative: str = "xtr"
-    contrastive: bool = True
-    projection: bool = True
-    language_embedding: bool = True
-    share_embeddings: bool = False
-    margin: float = 0.0
-    temperature: float = 0.1
-
-    def __post_init__(self) -> None:
-        if self.generative not in GENERATIVE:
-            raise EmsConfigError(f"generative {self.generative!r}: choose one of {GENERATIVE}")
-        if self.generative == "none" and not self.contrastive:
-            raise EmsConfigError("generative none and contrastive false leave nothing to train")
-        if self.dim % self.heads:
-            raise EmsConfigError(f"dim {self.dim} is not a multiple of heads {self.heads}")
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass

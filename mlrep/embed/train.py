@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +25,8 @@ import torch
 
 from mlrep.device import plan_batch, visible
 from mlrep.embed.data import PairArrays
-from mlrep.embed.model import EmsConfig, EmsModel, count_parameters
+from mlrep.embed.model import EmsModel, count_parameters
+from mlrep.embed.settings import EmsConfig, TrainSettings
 from mlrep.io import atomic_file, atomic_write_text
 from mlrep.train.checkpoint import Checkpoints, train
 
@@ -34,21 +34,6 @@ TERMS = ("loss", "xtr", "cntrs", "mlm")
 MODEL_FILE = "model.pt"
 SUMMARY_FILE = "train.json"
 CURVE_FILE = "loss.tsv"
-
-
-@dataclass(frozen=True)
-class TrainSettings:
-    """params.yaml ``ch2_ems.train`` (plus a run's overrides)."""
-
-    steps: int
-    batch_size: int
-    lr: float
-    warmup: int
-    weight_decay: float
-    checkpoint_every: int
-    seed: int
-    gpus: int = 1  # the thesis's GPUs: an update accumulates `gpus` batches of batch_size
-    threads: int = 1
 
 
 def seed_everything(seed: int, threads: int, device: str) -> None:

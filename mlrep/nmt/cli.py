@@ -13,26 +13,22 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 from pathlib import Path
 
-from mlrep.cliutil import UsageError, boolean, effective, positive_int
+from mlrep.cliutil import (
+    UsageError,
+    add_options,
+    boolean,
+    effective,
+    positive_int,
+    settings_from,
+)
 from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
 from mlrep.report.metrics import METRICS_FILE, write
 
 _DATA_KEYS = ("max_train", "max_valid", "max_test", "max_length")
-_DATASET_KEYS = ("arch", "gpus", "dropout", "lr", "max_epoch")
-_TRAIN_KEYS = (
-    "max_update",
-    "max_tokens",
-    "warmup_updates",
-    "label_smoothing",
-    "save_interval_updates",
-    "fp16",
-)
-_DECODE_KEYS = ("beam", "max_len_a", "max_len_b", "batch_size")
-_STATES_KEYS = ("sentences",)
-_BLEURT_KEYS = ("checkpoint", "batch_size")
 
 
 def _values(args: argparse.Namespace, sub: str, keys: tuple[str, ...]) -> tuple[str, dict]:
@@ -76,12 +72,17 @@ def _prepare(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from mlrep.nmt.train import TrainSettings, encoder_layers, train
+    from mlrep.nmt.settings import TrainSettings
+    from mlrep.nmt.train import encoder_layers, train
     from mlrep.nmt.variant import Variant
 
-    scale, dataset = _values(args, f"datasets.{args.dataset}", _DATASET_KEYS)
-    _, common = _values(args, "train", _TRAIN_KEYS)
-    settings = TrainSettings(**dataset, **common, seed=args.seed, threads=args.threads)
+    scale, settings = settings_from(
+        args,
+        TrainSettings,
+        (f"{args.section}.datasets.{args.dataset}", f"{args.section}.train"),
+        seed=args.seed,
+        threads=args.threads,
+    )
     variant = Variant.of(
         encoder_layers(settings.arch),
         args.layernorm,
@@ -96,12 +97,13 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _translator(args: argparse.Namespace):
-    from mlrep.nmt.decode import BeamSettings, Translator
+    from mlrep.nmt.decode import Translator
+    from mlrep.nmt.settings import BeamSettings
     from mlrep.nmt.train import BEST
 
-    scale, decode = _values(args, "decode", _DECODE_KEYS)
+    scale, beam = settings_from(args, BeamSettings, (f"{args.section}.decode",))
     translator = Translator(args.model / BEST, args.data / args.tag_format / "bin", args.tag_format)
-    return scale, decode, translator, BeamSettings(**decode)
+    return scale, asdict(beam), translator, beam
 
 
 def _translate(args: argparse.Namespace) -> int:
@@ -121,13 +123,15 @@ def _translate(args: argparse.Namespace) -> int:
 def _states(args: argparse.Namespace) -> int:
     import torch
 
+    from mlrep.nmt.settings import StatesSettings
     from mlrep.nmt.states import write_all
 
     torch.set_num_threads(args.threads)
     scale, decode, translator, beam = _translator(args)
-    _, states = _values(args, "states", _STATES_KEYS)
+    _, settings = settings_from(args, StatesSettings, (f"{args.section}.states",))
+    states = asdict(settings)
     with atomic_directory(args.out) as staging:
-        sizes = write_all(translator, args.data, args.hyp, staging, states["sentences"], beam)
+        sizes = write_all(translator, args.data, args.hyp, staging, settings.sentences, beam)
         record(
             staging,
             "nmt states",
@@ -161,14 +165,15 @@ def _bleurt(args: argparse.Namespace) -> int:
 
     from mlrep.evaluate.bleurt import load
     from mlrep.nmt.score import bleurt
+    from mlrep.nmt.settings import BleurtSettings
 
     torch.set_num_threads(args.threads)
-    _, settings = _values(args, "bleurt", _BLEURT_KEYS)
-    if not settings["checkpoint"]:
+    _, settings = settings_from(args, BleurtSettings, (f"{args.section}.bleurt",))
+    if not settings.checkpoint:
         raise UsageError(f"{args.section}.bleurt.checkpoint is empty: BLEURT is not run here")
-    scorer = load(settings["checkpoint"])
-    result = bleurt(args.hyp, args.data / "text", _decoded(args), scorer, settings["batch_size"])
-    result["settings"] = settings | {"device": scorer.device}
+    scorer = load(settings.checkpoint)
+    result = bleurt(args.hyp, args.data / "text", _decoded(args), scorer, settings.batch_size)
+    result["settings"] = asdict(settings) | {"device": scorer.device}
     atomic_write_text(args.out, json.dumps(result, indent=1) + "\n")
     print(json.dumps({k: round(v, 2) for k, v in result["metrics"].items() if "_bleurt" in k}))
     return 0
@@ -223,6 +228,13 @@ def _metrics(args: argparse.Namespace) -> int:
 
 def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     from mlrep.nmt.data import TAGS
+    from mlrep.nmt.settings import (
+        TRAIN_VERB_SET,
+        BeamSettings,
+        BleurtSettings,
+        StatesSettings,
+        TrainSettings,
+    )
     from mlrep.nmt.variant import PLACEMENTS
 
     nmt = top.add_parser("nmt", help="multilingual NMT on fairseq")
@@ -282,19 +294,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     trn.add_argument("--seed", type=int, required=True)
     trn.add_argument("--out", type=Path, required=True, help="checkpoint folder")
-    trn.add_argument("--arch")
-    trn.add_argument(
-        "--gpus", type=positive_int, help="the thesis's GPUs: the batch is gpus × max-tokens"
-    )
-    trn.add_argument("--dropout", type=float)
-    trn.add_argument("--lr", type=float)
-    trn.add_argument("--max-epoch", type=int)
-    trn.add_argument("--max-update", type=int)
-    trn.add_argument("--max-tokens", type=positive_int)
-    trn.add_argument("--warmup-updates", type=positive_int)
-    trn.add_argument("--label-smoothing", type=float)
-    trn.add_argument("--save-interval-updates", type=positive_int)
-    trn.add_argument("--fp16", type=boolean)
+    add_options(trn, TrainSettings, skip=TRAIN_VERB_SET)
     trn.set_defaults(func=_train)
 
     decode = argparse.ArgumentParser(add_help=False)
@@ -302,10 +302,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     decode.add_argument("--model", type=Path, required=True, help="checkpoint folder")
     decode.add_argument("--tag-format", choices=TAGS, required=True, help="as trained")
     decode.add_argument("--out", type=Path, required=True)
-    decode.add_argument("--beam", type=positive_int)
-    decode.add_argument("--max-len-a", type=float)
-    decode.add_argument("--max-len-b", type=positive_int)
-    decode.add_argument("--batch-size", type=positive_int)
+    add_options(decode, BeamSettings)
 
     tr = sub.add_parser("translate", parents=[base, decode], help="decode every test direction")
     tr.add_argument("--pivot", action="store_true", help="zero-shot directions through English")
@@ -313,7 +310,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
     st = sub.add_parser("states", parents=[base, decode], help="per-layer states for the probes")
     st.add_argument("--hyp", type=Path, required=True, help="translate's output folder")
-    st.add_argument("--sentences", type=positive_int, help="sentences per direction")
+    add_options(st, StatesSettings)
     st.set_defaults(func=_states)
 
     sc = sub.add_parser("score", parents=[base], help="sacreBLEU per direction")
@@ -326,8 +323,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     bl.add_argument("--data", type=Path, required=True)
     bl.add_argument("--hyp", type=Path, required=True)
     bl.add_argument("--out", type=Path, required=True)
-    bl.add_argument("--checkpoint", help="hub id (lucadiliello/BLEURT-20) or local folder")
-    bl.add_argument("--batch-size", type=positive_int)
+    add_options(bl, BleurtSettings)
     bl.set_defaults(func=_bleurt)
 
     mt = sub.add_parser("metrics", parents=[base], help="write a run's metrics.json")

@@ -13,24 +13,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from mlrep.device import visible
 from mlrep.errors import MlrepError
 from mlrep.nmt.data import Direction, strip_tags, tag, tag_source
+from mlrep.nmt.settings import BeamSettings
 
 
 class DecodeError(MlrepError):
     """Decoding lost or invented lines, or the model cannot be loaded."""
-
-
-@dataclass(frozen=True)
-class BeamSettings:
-    beam: int
-    max_len_a: float
-    max_len_b: int
-    batch_size: int
 
 
 class Translator:

@@ -28,38 +28,20 @@ import signal
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from mlrep.device import BatchPlan, plan_batch, visible
 from mlrep.io import atomic_write_text
 from mlrep.nmt.model import ARCHITECTURES, MODEL, USER_DIR
+from mlrep.nmt.settings import TrainSettings
 from mlrep.nmt.variant import Variant
 from mlrep.train.checkpoint import Preempted
 
 SUMMARY = "train.json"
 BEST = "checkpoint_best.pt"
 LAST = "checkpoint_last.pt"
-
-
-@dataclass(frozen=True)
-class TrainSettings:
-    """Everything a training run reads; the names are the params.yaml keys."""
-
-    arch: str
-    dropout: float
-    lr: float
-    max_epoch: int  # 0: bounded by max_update only
-    max_update: int  # 0: bounded by max_epoch only
-    max_tokens: int
-    warmup_updates: int
-    label_smoothing: float
-    save_interval_updates: int
-    seed: int
-    gpus: int = 1  # the thesis's GPUs: its effective batch is gpus × max_tokens per update
-    threads: int = 1
-    fp16: bool = False
 
 
 def encoder_layers(arch: str) -> int:

@@ -4,23 +4,28 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 from pathlib import Path
 
-from mlrep.cliutil import effective, positive_int, resolved_params
+from mlrep.cliutil import add_options, resolved_params, settings_from
 from mlrep.paths import Paths
 from mlrep.report import build as report_build
 from mlrep.report import claims, dvc_plots, fill, reference, summary, tables
 from mlrep.report.metrics import Results
-
-_KEYS = ("bootstrap_samples", "bootstrap_seed")
 
 
 def _paths(args: argparse.Namespace) -> Paths:
     return Paths.from_config(resolved_params(args.params))
 
 
+def _report(args: argparse.Namespace) -> tuple[str, dict]:
+    """(scale, the ``report`` section) as the options and the params file give it."""
+    scale, settings = settings_from(args, fill.ReportSettings, ("report",))
+    return scale, asdict(settings)
+
+
 def _build(args: argparse.Namespace) -> int:
-    scale, section = effective(args, "report", _KEYS)
+    scale, section = _report(args)
     explicit = args.results and args.reference and args.out
     paths = None if explicit else _paths(args)
     summary = report_build.build(
@@ -56,7 +61,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    scale, section = effective(args, "report", _KEYS)
+    scale, section = _report(args)
     paths = None if args.results and args.reference else _paths(args)
     written = summary.write(
         results_dir=args.results or paths.results,
@@ -86,10 +91,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
 
     bootstrap = argparse.ArgumentParser(add_help=False)
-    bootstrap.add_argument(
-        "--bootstrap-samples", type=positive_int, help="paired bootstrap resamples"
-    )
-    bootstrap.add_argument("--bootstrap-seed", type=int, help="random seed of the bootstrap")
+    add_options(bootstrap, fill.ReportSettings)
 
     build = sub.add_parser(
         "build",

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mlrep.cliutil import positive_int
 from mlrep.report.metrics import Results
 from mlrep.report.reference import PublishedTable, decimals, number
 from mlrep.report.stats import paired_bootstrap
@@ -23,6 +24,16 @@ NOT_RUN = "not run"
 PUBLISHED_ONLY = "published only"
 BLANKS = ("-", "–", "—")
 Bootstrap = tuple[int, int]  # (resamples, random seed) of the paired bootstrap
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """params.yaml ``report``: the options of ``mlrep report build`` and ``summary``."""
+
+    bootstrap_samples: int = field(
+        metadata={"type": positive_int, "help": "paired bootstrap resamples"}
+    )
+    bootstrap_seed: int = field(metadata={"help": "random seed of the bootstrap"})
 
 
 def bootstrap_of(config: Mapping[str, Any]) -> Bootstrap:

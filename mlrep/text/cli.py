@@ -17,7 +17,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from mlrep.cliutil import UsageError, boolean, effective, positive_int, resolved_params
+from mlrep.cliutil import (
+    UsageError,
+    add_options,
+    effective,
+    positive_int,
+    resolved_params,
+    settings_from,
+)
 from mlrep.io import atomic_directory
 from mlrep.provenance import record
 from mlrep.text import (
@@ -32,11 +39,8 @@ from mlrep.text import (
     segment,
     subwords,
 )
-from mlrep.text.head_final import arguments_from_json, head_finalize
+from mlrep.text.head_final import HeadFinalSettings, arguments_from_json, head_finalize
 from mlrep.text.tree import from_json, head_final_order
-
-_TOKENIZE_KEYS = ("backend", "normalize", "escape")
-_HEAD_FINAL_KEYS = ("drop_articles", "pseudo_particles")
 
 
 def coverage(text: str) -> float:
@@ -102,7 +106,8 @@ def _write(path: Path, out: list[str], counts: lines.Counts) -> None:
 
 
 def _tokenize(args: argparse.Namespace) -> int:
-    _, opts = effective(args, "preprocess.tokenize", _TOKENIZE_KEYS)
+    _, settings = settings_from(args, moses.TokenizeSettings, ("preprocess.tokenize",))
+    opts = asdict(settings)
     steps = args.steps
 
     def transform(batch: list[str]) -> list[str]:
@@ -210,7 +215,8 @@ def _tool_of(path: Path) -> str | None:
 
 
 def _head_final(args: argparse.Namespace) -> int:
-    _, opts = effective(args, "preprocess.head_final", _HEAD_FINAL_KEYS)
+    _, settings = settings_from(args, HeadFinalSettings, ("preprocess.head_final",))
+    opts = asdict(settings)
     out: list[str] = []
     counts = lines.Counts()
     moved = total = 0
@@ -332,9 +338,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     tok = sub.add_parser("tokenize", parents=[common], help="Moses normalise + tokenize")
     _io(tok)
     tok.add_argument("--lang", required=True)
-    tok.add_argument("--backend", choices=moses.BACKENDS)
-    tok.add_argument("--normalize", type=boolean)
-    tok.add_argument("--escape", type=boolean)
+    add_options(tok, moses.TokenizeSettings)
     tok.add_argument(
         "--steps",
         nargs="*",
@@ -349,7 +353,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     detok = sub.add_parser("detokenize", parents=[common], help="Moses detokenize")
     _io(detok)
     detok.add_argument("--lang", required=True)
-    detok.add_argument("--backend", choices=moses.BACKENDS)
+    add_options(detok, moses.TokenizeSettings, skip=("normalize", "escape"))
     detok.add_argument("--max-chars", type=positive_int)
     detok.set_defaults(func=_detokenize)
 
@@ -381,8 +385,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
     hf = sub.add_parser("head-final", parents=[common], help="head-finalized English")
     _io(hf, sharded=False)
-    hf.add_argument("--drop-articles", type=boolean, help="drop a/an/the (Isozaki et al.)")
-    hf.add_argument("--pseudo-particles", type=boolean, help="insert va0/va1/va2 after arguments")
+    add_options(hf, HeadFinalSettings)
     hf.set_defaults(func=_head_final)
 
     gather = sub.add_parser("gather", help="join shard outputs in order")

@@ -18,7 +18,7 @@ head-final order it is still contiguous and its particle follows its last word t
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mlrep.text.lines import TextInputError
@@ -27,6 +27,14 @@ from mlrep.text.tree import Node, head_final_order
 ARTICLES = frozenset({"a", "an", "the"})
 SENTENCE_SUBJECT, SUBJECT, OBJECT = "va0", "va1", "va2"
 PARTICLES = (SENTENCE_SUBJECT, SUBJECT, OBJECT)  # also their priority on one span
+
+
+@dataclass(frozen=True)
+class HeadFinalSettings:
+    """params.yaml ``preprocess.head_final``: the options of ``mlrep text head-final``."""
+
+    drop_articles: bool = field(metadata={"help": "drop a/an/the (Isozaki et al.)"})
+    pseudo_particles: bool = field(metadata={"help": "insert va0/va1/va2 after arguments"})
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,27 @@ between Hangul words; sacremoses keeps them. Detokenize Korean with ``--backend 
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from importlib import metadata
+from typing import Literal
 
 from mlrep.text.normalise import pipeline
 
-BACKENDS = ("mosestokenizer", "sacremoses")
+Backend = Literal["mosestokenizer", "sacremoses"]
+BACKENDS = typing.get_args(Backend)
+
+
+@dataclass(frozen=True)
+class TokenizeSettings:
+    """params.yaml ``preprocess.tokenize``: the options of ``mlrep text tokenize``
+    (``detokenize`` reads the backend only)."""
+
+    backend: Backend = field(metadata={"help": "the Moses implementation"})
+    normalize: bool = field(metadata={"help": "normalise punctuation first"})
+    escape: bool = field(metadata={"help": "escape XML special characters"})
 
 
 def backend_version(backend: str) -> str:

@@ -11,6 +11,7 @@ import os
 
 from mlrep.chapters.ch8_layernorm import grid as ch8_grid
 from mlrep.chapters.ch8_layernorm import systems as ch8_systems
+from mlrep.nmt import settings as nmt_settings
 
 CH8 = CFG["ch8_layernorm"]
 CH8_CHAPTER = "ch8_layernorm"
@@ -136,10 +137,7 @@ rule ch8_train:
         out=lambda wildcards, output: os.path.dirname(output[0]),
         system=lambda w: flags_from(ch8_systems.System.parse(w.run).settings()),
         dataset_flags=lambda w: flags_from(
-            ch8_grid.subset(
-                CH8["datasets"][w.dataset],
-                ("arch", "gpus", "dropout", "lr", "max_epoch"),
-            )
+            nmt_settings.train_dataset_values(CH8["datasets"][w.dataset])
         ),
         flags=flags_from(CH8["train"]),
         scale=CFG["scale"],

@@ -16,45 +16,14 @@ from typing import Any
 import yaml
 
 from mlrep.chapters.ch2_ems import runs
-from mlrep.cliutil import boolean, positive_int, resolved_params
+from mlrep.cliutil import add_options, positive_int, resolved_params
 from mlrep.device import visible
+from mlrep.embed import settings as embed_settings
 from mlrep.embed.baselines import LOADERS
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
 from mlrep.report.metrics import write
-
-_TYPES: dict[str, Any] = {
-    "layers": positive_int,
-    "heads": positive_int,
-    "dim": positive_int,
-    "ffn_dim": positive_int,
-    "la_dim": positive_int,
-    "cntrs_dim": positive_int,
-    "dropout": float,
-    "attention_dropout": float,
-    "generative": str,
-    "contrastive": boolean,
-    "projection": boolean,
-    "language_embedding": boolean,
-    "share_embeddings": boolean,
-    "margin": float,
-    "temperature": float,
-    "steps": positive_int,
-    "batch_size": positive_int,
-    "gpus": positive_int,
-    "lr": float,
-    "warmup": int,
-    "weight_decay": float,
-    "checkpoint_every": positive_int,
-    "max_pairs": int,
-    "heldout_pairs": int,
-    "vocab_size": positive_int,
-    "lowercase": boolean,
-    "max_tokens": positive_int,
-    "encode_batch_size": positive_int,
-    "tatoeba_pairs": int,
-}
 
 
 class MissingInputError(MlrepError):
@@ -89,7 +58,7 @@ def _prepare(args: argparse.Namespace) -> int:
     from mlrep.embed import data
 
     values = _values(args, runs.PREPARE_KEYS, lambda: _section(args)[1]["prepare"])
-    settings = data.PrepareSettings(**values, threads=args.threads)
+    settings = embed_settings.PrepareSettings(**values, threads=args.threads)
     for source in args.sources:
         _require(source, "snakemake " + str(source))
     with atomic_directory(args.out) as staging:
@@ -100,14 +69,12 @@ def _prepare(args: argparse.Namespace) -> int:
 
 
 def _model_config(data_dir: Path, values: dict[str, Any]):
-    from mlrep.embed.model import EmsConfig
-
     info = json.loads(_require(data_dir / "languages.json", "mlrep ch2 prepare").read_text())
-    return EmsConfig(
+    return embed_settings.EmsConfig(
         vocab_size=info["vocab_size"],
         languages=len(info["languages"]),
         max_tokens=info["max_tokens"],
-        **{k: values[k] for k in (*runs.MODEL_KEYS, *runs.OBJECTIVE_KEYS)},
+        **{k: values[k] for k in runs.MODEL_KEYS},
     )
 
 
@@ -117,7 +84,7 @@ def _train(args: argparse.Namespace) -> int:
 
     values = _values(args, runs.RUN_KEYS, lambda: runs.run_values(_section(args)[1], args.run))
     config = _model_config(args.data, values)
-    settings = train.TrainSettings(
+    settings = embed_settings.TrainSettings(
         **{k: values[k] for k in runs.TRAIN_KEYS}, seed=args.seed, threads=args.threads
     )
     train_data = PairArrays.load(_require(args.data / "train.npz", "mlrep ch2 prepare"))
@@ -289,11 +256,6 @@ def _benchmark_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_keys(parser: argparse.ArgumentParser, keys: tuple[str, ...]) -> None:
-    for key in keys:
-        parser.add_argument("--" + key.replace("_", "-"), type=_TYPES[key])
-
-
 def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     chapter = top.add_parser("ch2", help="Chapter 2: EMS sentence encoders, runs and baselines")
     sub = chapter.add_subparsers(dest="ch2_command", required=True)
@@ -304,7 +266,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     prepare.add_argument("--sources", type=Path, nargs="+", required=True, help="text folders")
     prepare.add_argument("--out", type=Path, required=True, help="output folder (atomic)")
     prepare.add_argument("--threads", type=positive_int, default=1)
-    _add_keys(prepare, runs.PREPARE_KEYS)
+    add_options(prepare, embed_settings.PrepareSettings, skip=embed_settings.VERB_SET)
     prepare.set_defaults(func=_prepare)
 
     train = sub.add_parser("train", parents=[common], help="train one run (resumes)")
@@ -313,7 +275,8 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     train.add_argument("--run", required=True, help="a ch2_ems.runs name or grid/<key>-<value>")
     train.add_argument("--seed", type=int, required=True)
     train.add_argument("--threads", type=positive_int, default=1)
-    _add_keys(train, runs.RUN_KEYS)
+    add_options(train, embed_settings.EmsConfig, skip=embed_settings.FROM_DATA)
+    add_options(train, embed_settings.TrainSettings, skip=embed_settings.VERB_SET)
     train.set_defaults(func=_train)
 
     evaluate = sub.add_parser("evaluate", parents=[common], help="metrics.json of one run")
@@ -323,7 +286,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     evaluate.add_argument("--out", type=Path, required=True, help="metrics.json to write")
     evaluate.add_argument("--run", required=True)
     evaluate.add_argument("--seed", type=int, required=True)
-    _add_keys(evaluate, runs.EVALUATE_KEYS)
+    add_options(evaluate, embed_settings.EvaluateSettings)
     evaluate.add_argument("--threads", type=positive_int, default=1)
     evaluate.set_defaults(func=_evaluate)
 
@@ -339,7 +302,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     baseline.add_argument("--revision", help="hub revision (recorded only)")
     _benchmark_options(baseline)
     baseline.add_argument("--out", type=Path, required=True, help="metrics.json to write")
-    _add_keys(baseline, runs.EVALUATE_KEYS)
+    add_options(baseline, embed_settings.EvaluateSettings)
     baseline.add_argument("--threads", type=positive_int, default=1)
     baseline.set_defaults(func=_baseline)
 

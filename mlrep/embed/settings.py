@@ -1,0 +1,109 @@
+"""The settings of the sentence-encoder steps, spelled once: each field is a params.yaml key
+of the chapter's section (``ch2_ems.model``/``objective``, ``train``, ``prepare``,
+``evaluate``), an option of its verb (`mlrep.cliutil.add_options`) and its help. Free of
+torch, so the parser and the workflow read the names without loading it.
+"""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+from mlrep.cliutil import positive_int
+from mlrep.errors import MlrepError
+
+Generative = Literal["xtr", "ugt", "none"]
+GENERATIVE = typing.get_args(Generative)
+
+
+class EmsConfigError(MlrepError):
+    """A variant that trains nothing or a head that cannot be built."""
+
+
+def _positive(help_text: str) -> dict[str, typing.Any]:
+    return {"type": positive_int, "help": help_text}
+
+
+@dataclass(frozen=True)
+class EmsConfig:
+    """Architecture and objective; params.yaml ``ch2_ems.model`` + ``objective`` + a run's keys.
+    `FROM_DATA` are the prepared data's, not settings."""
+
+    vocab_size: int
+    languages: int
+    layers: int = field(default=6, metadata=_positive("encoder layers"))
+    heads: int = field(default=16, metadata=_positive("attention heads"))
+    dim: int = field(default=1024, metadata=_positive("model dimension"))
+    ffn_dim: int = field(default=4096, metadata=_positive("feed-forward dimension"))
+    la_dim: int = field(default=128, metadata=_positive("language embedding dimension (XTR)"))
+    cntrs_dim: int = field(default=128, metadata=_positive("contrastive projection dimension"))
+    dropout: float = field(default=0.1, metadata={"help": "dropout probability"})
+    attention_dropout: float = field(default=0.1, metadata={"help": "attention dropout"})
+    max_tokens: int = 120
+    generative: Generative = field(default="xtr", metadata={"help": "generative head"})
+    contrastive: bool = field(default=True, metadata={"help": "the margin-softmax head"})
+    projection: bool = field(default=True, metadata={"help": "its 2-layer projection"})
+    language_embedding: bool = field(
+        default=True, metadata={"help": "XTR reads the target-language embedding"}
+    )
+    share_embeddings: bool = field(
+        default=False, metadata={"help": "XTR's output matrix is the token embedding"}
+    )
+    margin: float = field(default=0.0, metadata={"help": "additive margin of the softmax"})
+    temperature: float = field(default=0.1, metadata={"help": "contrastive temperature"})
+
+    def __post_init__(self) -> None:
+        if self.generative not in GENERATIVE:
+            raise EmsConfigError(f"generative {self.generative!r}: choose one of {GENERATIVE}")
+        if self.generative == "none" and not self.contrastive:
+            raise EmsConfigError("generative none and contrastive false leave nothing to train")
+        if self.dim % self.heads:
+            raise EmsConfigError(f"dim {self.dim} is not a multiple of heads {self.heads}")
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+FROM_DATA = ("vocab_size", "languages", "max_tokens")  # EmsConfig fields from languages.json
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """params.yaml ``ch2_ems.train`` (plus a run's overrides); `VERB_SET` the verb's own."""
+
+    steps: int = field(metadata=_positive("updates"))
+    batch_size: int = field(metadata=_positive("pairs per batch"))
+    lr: float = field(metadata={"help": "peak learning rate"})
+    warmup: int = field(metadata={"help": "linear warm-up updates"})
+    weight_decay: float = field(metadata={"help": "Adam weight decay"})
+    checkpoint_every: int = field(metadata=_positive("updates between checkpoints"))
+    seed: int = field(metadata={"help": "training seed"})
+    gpus: int = field(
+        default=1,
+        metadata=_positive("the thesis's GPUs: an update accumulates gpus batches of batch-size"),
+    )
+    threads: int = field(default=1, metadata=_positive("CPU threads"))
+
+
+VERB_SET = ("seed", "threads")  # settings fields the verbs set themselves, not params.yaml keys
+
+
+@dataclass(frozen=True)
+class PrepareSettings:
+    """params.yaml ``ch2_ems.prepare``."""
+
+    max_pairs: int = field(metadata={"help": "per language, source and split (0: all)"})
+    heldout_pairs: int = field(metadata={"help": "per language in valid and test (0: all)"})
+    vocab_size: int = field(metadata=_positive("SentencePiece vocabulary"))
+    lowercase: bool = field(metadata={"help": "lowercase before SentencePiece"})
+    max_tokens: int = field(metadata=_positive("tokens kept per sentence"))
+    threads: int = field(default=1, metadata=_positive("CPU threads"))
+
+
+@dataclass(frozen=True)
+class EvaluateSettings:
+    """params.yaml ``ch2_ems.evaluate``: how a run or a baseline is scored."""
+
+    encode_batch_size: int = field(metadata=_positive("sentences per encoding batch"))
+    tatoeba_pairs: int = field(metadata={"help": "pairs per Tatoeba language (0: all)"})

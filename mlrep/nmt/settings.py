@@ -1,0 +1,79 @@
+"""The settings of the NMT verbs, spelled once: each field is a params.yaml key, an option of
+its verb (`mlrep.cliutil.add_options`) and its help. A module of its own, free of torch and
+fairseq, so the workflow can read the field names when it plans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mlrep.cliutil import option_names, positive_int
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Everything a training run reads. The fields are the params.yaml keys (``datasets.<name>``
+    then ``train``) and the options of ``mlrep nmt train`` (`mlrep.cliutil.add_options`), less
+    `TRAIN_VERB_SET`, which the verb sets itself."""
+
+    arch: str = field(metadata={"help": "a registered architecture (mlrep.nmt.model)"})
+    dropout: float = field(metadata={"help": "dropout probability"})
+    lr: float = field(metadata={"help": "peak learning rate (inverse-sqrt schedule)"})
+    max_epoch: int = field(metadata={"help": "0: bounded by max-update only"})
+    max_update: int = field(metadata={"help": "0: bounded by max-epoch only"})
+    max_tokens: int = field(metadata={"type": positive_int, "help": "tokens per GPU batch"})
+    warmup_updates: int = field(metadata={"type": positive_int, "help": "lr warm-up updates"})
+    label_smoothing: float = field(metadata={"help": "label-smoothed cross-entropy's epsilon"})
+    save_interval_updates: int = field(
+        metadata={"type": positive_int, "help": "updates between checkpoints"}
+    )
+    seed: int = field(metadata={"help": "training seed"})
+    gpus: int = field(
+        default=1,
+        metadata={
+            "type": positive_int,
+            "help": "the thesis's GPUs: its effective batch is gpus × max-tokens per update",
+        },
+    )
+    threads: int = field(default=1, metadata={"type": positive_int, "help": "CPU threads"})
+    fp16: bool = field(default=False, metadata={"help": "mixed precision (GPU only)"})
+
+
+TRAIN_VERB_SET = ("seed", "threads")  # TrainSettings fields that are no params.yaml keys
+
+
+def train_dataset_values(dataset: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of a ``datasets.<name>`` mapping that ``nmt train`` reads (the rest are
+    ``nmt prepare``'s). Only those are read: a key nothing reads stays visible to the
+    every-setting-is-read check."""
+    return {k: dataset[k] for k in option_names(TrainSettings, skip=TRAIN_VERB_SET) if k in dataset}
+
+
+@dataclass(frozen=True)
+class BeamSettings:
+    """Beam search's settings: the params.yaml ``decode`` keys and the decoding verbs' options
+    (`mlrep.cliutil.add_options`)."""
+
+    beam: int = field(metadata={"type": positive_int, "help": "beam size"})
+    max_len_a: float = field(metadata={"help": "longest hypothesis: a × source length + b"})
+    max_len_b: int = field(metadata={"type": positive_int, "help": "see max-len-a"})
+    batch_size: int = field(metadata={"type": positive_int, "help": "sentences per batch"})
+
+
+@dataclass(frozen=True)
+class StatesSettings:
+    """params.yaml ``states``: the options of ``mlrep nmt states``."""
+
+    sentences: int = field(metadata={"type": positive_int, "help": "sentences per direction"})
+
+
+@dataclass(frozen=True)
+class BleurtSettings:
+    """params.yaml ``bleurt``: the options of ``mlrep nmt bleurt``."""
+
+    checkpoint: str = field(
+        metadata={"help": "hub id (lucadiliello/BLEURT-20) or local folder; empty: not run"}
+    )
+    batch_size: int = field(metadata={"type": positive_int, "help": "sentences per batch"})
