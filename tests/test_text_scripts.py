@@ -2,8 +2,9 @@
 
 import pytest
 
+from mlrep import config as cfg
 from mlrep.cli import main
-from mlrep.text import moses, scripts, segment
+from mlrep.text import moses, plan, scripts, segment
 from mlrep.text.normalise import normalise_romanian, remove_diacritics
 from tests.conftest import REPO
 
@@ -70,12 +71,18 @@ def test_romanian_steps_run_between_normalisation_and_tokenization(backend):
     ]
 
 
-def test_tokenize_takes_the_languages_steps_from_the_params_file(tmp_path):
+def test_tokenize_applies_the_steps_a_dataset_gives_its_language(tmp_path):
+    """Steps belong to a preprocess dataset (Chapter 5's Romanian in `thesis`, none in Chapter
+    8's datasets); the rule passes the dataset's steps and the verb applies just those."""
+    preprocess = cfg.load(cfg.load_yaml(REPO / "params.yaml"))["preprocess"]
+    steps = plan.steps(preprocess, "thesis", "ro")
+    assert steps == ["normalise_romanian", "remove_diacritics"]
+    assert plan.steps(preprocess, "iwslt", "ro") == []
     source = tmp_path / "in.ro"
     source.write_text("Definește numele fișierului de bază\n", encoding="utf-8")
     out = tmp_path / "out.ro"
     args = ["text", "tokenize", "--params", str(REPO / "params.yaml"), "--lang", "ro"]
-    assert main([*args, "--input", str(source), "--output", str(out)]) == 0
+    assert main([*args, "--input", str(source), "--output", str(out), "--steps", *steps]) == 0
     assert out.read_text(encoding="utf-8") == "Defineste numele fisierului de baza\n"
-    assert main([*args, "--input", str(source), "--output", str(out), "--steps"]) == 0
+    assert main([*args, "--input", str(source), "--output", str(out)]) == 0
     assert out.read_text(encoding="utf-8") == "Definește numele fișierului de bază\n"
