@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+# the session's shared tiny project and its chapter runs (fixtures tiny_project, ch2_run, …)
+pytest_plugins = ["tests.tiny_runs"]
+
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 

@@ -6,13 +6,10 @@ from __future__ import annotations
 import csv
 import json
 import re
-import shutil
 
 import pytest
-import yaml
 
-from tests.conftest import REPO, copy_workflow, planned_jobs, snakemake
-from tests.nmt_helpers import corpus  # noqa: F401
+from tests.conftest import copy_workflow, planned_jobs, snakemake
 
 PREPROCESS_RULES = ["tokenize_shard", "train_subwords", "encode_subwords"]
 CH8_RULES = [
@@ -34,34 +31,13 @@ SYSTEMS = ["prenorm-s-enc-t-dec-w", "postnorm-t-enc-w"]
 
 @pytest.mark.slow
 @pytest.mark.network  # the pinned source wheels, fetched once into resources/wheels
-def test_trimmed_chapter_8_run_fills_metrics_and_table_8_2(tmp_path, corpus):  # noqa: F811
-    copy_workflow(tmp_path)
-    shutil.copytree(corpus, tmp_path / "results/data/tiny_corpus")
-    shutil.copytree(REPO / "reports/reference", tmp_path / "reports/reference")
-    params = yaml.safe_load((tmp_path / "params.yaml").read_text(encoding="utf-8"))
-    params["chapters"] = ["ch8_layernorm"]
-    ch8 = params["ch8_layernorm"]
-    params["preprocess"]["subwords"]["settings"]["iwslt"]["merges"] = 300
-    ch8.update(
-        run_datasets=["iwslt"],
-        systems=SYSTEMS,
-        pivot="postnorm-t-enc-w",
-        seeds=[1],
-        data={"max_train": 200, "max_valid": 8, "max_test": 12, "max_length": 256},
-        states={"sentences": 4},
-        probe={"epochs": 1, "lr": 0.001, "batch_sentences": 8},
-        svcca={"variance": 0.5, "groups": "pooled"},
-    )
-    ch8["train"].update(max_update=6, save_interval_updates=3, max_tokens=512, warmup_updates=3)
-    ch8["decode"].update(beam=2, batch_size=4, max_len_b=4)
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
-
-    result = snakemake(
-        tmp_path, "--cores", "2", "--allowed-rules", *CH8_RULES, "--", "ch8_layernorm"
-    )
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
-
-    runs = tmp_path / "results/ch8_layernorm/iwslt"
+def test_trimmed_chapter_8_run_fills_metrics_and_table_8_2(tiny_project, ch8_run):
+    """The session's shared Chapter 8 run (tests/tiny_runs.py): IWSLT, two systems and the
+    pivot, one seed, a few updates each."""
+    reports = tiny_project.root / "reports"
+    # Chapter 8 ran its own rules and the shared preprocessing, nothing else (no download)
+    assert set(tiny_project.ran["ch8_layernorm"]) <= set(CH8_RULES), tiny_project.ran
+    runs = ch8_run / "iwslt"
     for system in SYSTEMS:
         doc = json.loads((runs / system / "seed1/metrics.json").read_text())
         assert doc["run"] == f"iwslt/{system}" and doc["scale"] == "tiny"
@@ -79,7 +55,7 @@ def test_trimmed_chapter_8_run_fills_metrics_and_table_8_2(tmp_path, corpus):  #
     pivot = json.loads((runs / "pivot/seed1/metrics.json").read_text())
     assert "zst_bleu" in pivot["metrics"] and "sup_bleu" not in pivot["metrics"]
 
-    with open(tmp_path / "reports/tables/thesis-table-8.2.csv", encoding="utf-8") as handle:
+    with open(reports / "tables/thesis-table-8.2.csv", encoding="utf-8") as handle:
         cells = {(r["row"], r["column"]): r for r in csv.DictReader(handle)}
     for row in ("prenorm-s-enc-t-dec-w", "postnorm-t-enc-w", "pivot"):
         assert cells[(row, "Zero-shot IWSLT BLEU")]["status"] != "not run", row
@@ -87,7 +63,7 @@ def test_trimmed_chapter_8_run_fills_metrics_and_table_8_2(tmp_path, corpus):  #
     assert cells[("postnorm-s-enc-t-dec-w", "Zero-shot IWSLT BLEU")]["status"] == "not run"
     assert cells[("prenorm-s-enc-t-dec-w", "Zero-shot OPUS BLEU")]["status"] == "not run"
 
-    with open(tmp_path / "reports/tables/thesis-table-8.1.csv", encoding="utf-8") as handle:
+    with open(reports / "tables/thesis-table-8.1.csv", encoding="utf-8") as handle:
         table_8_1 = {(r["row"], r["column"]): r for r in csv.DictReader(handle)}
     assert float(table_8_1[("iwslt", "N_zero")]["measured"]) == 6
     assert float(table_8_1[("iwslt", "S_train")]["measured"]) == 3 * 200

