@@ -4,6 +4,7 @@ IWSLT-shaped dataset, and tiny training settings."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -56,15 +57,41 @@ def encoded(corpus, tmp_path_factory) -> list[tuple[Path, Path]]:
     return encode(corpus, tmp_path_factory.mktemp("nmt-preprocessed"), pairs)
 
 
-@pytest.fixture(scope="session")
-def prepared(encoded, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("nmt-data") / "iwslt"
+def cut_and_prepare(encoded: list[tuple[Path, Path]], out: Path, max_train: int) -> Path:
+    """The IWSLT-shaped dataset in `out`, `max_train` training pairs per English-centric pair."""
     corpora = data.Corpora(data.sets_of(*zip(*encoded, strict=True)))
-    caps = {"max_train": 300, "max_valid": 10, "max_test": TEST_LINES, "max_length": 256}
+    caps = {"max_train": max_train, "max_valid": 10, "max_test": TEST_LINES, "max_length": 256}
     stats = data.cut(corpora, LANGUAGES, data.SPLITS, out, **caps)
     data.write_stats(out / data.TEXT, stats)
     prepare.prepare(out, LANGUAGES, DETOKENIZE)
     return out
+
+
+@pytest.fixture(scope="session")
+def prepared(encoded, tmp_path_factory) -> Path:
+    return cut_and_prepare(encoded, tmp_path_factory.mktemp("nmt-data") / "iwslt", 300)
+
+
+ONE_BATCH_TOKENS = 1200  # --max-tokens that holds all of `one_batch`'s training set
+
+
+@pytest.fixture(scope="session")
+def one_batch(encoded, tmp_path_factory) -> Path:
+    """The dataset with 4 training pairs per English-centric pair: 24 sentence pairs once both
+    directions are made, 472 source tokens, one batch at `ONE_BATCH_TOKENS`, so every epoch
+    is one update on the same batch (its dictionary is that batch's: the learning tests read
+    its training loss only)."""
+    return cut_and_prepare(encoded, tmp_path_factory.mktemp("nmt-data") / "one_batch", 4)
+
+
+def fairseq_losses(log: str, subset: str) -> list[float]:
+    """The losses fairseq logs, in order: the end of each epoch (``train``) or each validation
+    (``valid``) of a run whose log went to `log` (the stderr of ``mlrep nmt train``)."""
+    line = {
+        "train": r"\btrain\W+epoch \d+ \| loss ([-+.\deE]+) \|",
+        "valid": r"\bvalid on 'valid' subset \| loss ([-+.\deE]+) \|",
+    }[subset]
+    return [float(loss) for loss in re.findall(line, log)]
 
 
 def settings(seed: int = 1, max_update: int = 12, save_interval_updates: int = 4) -> TrainSettings:

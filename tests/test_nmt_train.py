@@ -1,8 +1,10 @@
 """Training, decoding, scoring and states with real fairseq runs on a tiny real dataset:
-determinism per seed, resume after a preemption signal, the batch trap, pivot decoding."""
+learning, determinism per seed, resume after a preemption signal, the batch trap, pivot
+decoding."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -25,15 +27,19 @@ from mlrep.nmt.data import directions
 from mlrep.nmt.decode import BeamSettings, Translator
 from mlrep.nmt.score import score, tokenizer
 from mlrep.nmt.states import write_all
-from mlrep.nmt.train import BEST, LAST, SUMMARY
+from mlrep.nmt.train import BEST, LAST, SUMMARY, TrainSettings
 from mlrep.nmt.translate import translate
 from mlrep.train.checkpoint import EXIT_PREEMPTED
 from tests.device_helpers import FakeCuda
+from tests.learning import assert_improves, assert_loss_falls
 from tests.nmt_helpers import (  # noqa: F401
     LANGUAGES,
+    ONE_BATCH_TOKENS,
     TEST_LINES,
     corpus,
     encoded,
+    fairseq_losses,
+    one_batch,
     prepared,
     settings,
 )
@@ -45,8 +51,10 @@ UPDATES = 16
 BEAM = BeamSettings(beam=2, max_len_a=1.0, max_len_b=5, batch_size=4)  # 13 lines: 4+4+4+1
 
 
-def train_command(data: Path, out: Path, system: str = SYSTEM) -> list[str]:
-    s = settings(max_update=UPDATES)
+def train_command(
+    data: Path, out: Path, system: str = SYSTEM, s: TrainSettings | None = None
+) -> list[str]:
+    s = s or settings(max_update=UPDATES)
     flags = {
         "arch": s.arch,
         "gpus": s.gpus,
@@ -76,6 +84,9 @@ def run(argv: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(argv, env=ENV, capture_output=True, text=True, timeout=600, check=False)
 
 
+LOG = "fairseq.log"  # a run's stderr, where fairseq logs its losses
+
+
 @pytest.fixture(scope="module")
 def runs(prepared, tmp_path_factory):  # noqa: F811
     """The same system and seed trained twice from scratch."""
@@ -84,6 +95,7 @@ def runs(prepared, tmp_path_factory):  # noqa: F811
     for name in ("a", "b"):
         result = run(train_command(prepared, root / name))
         assert result.returncode == 0, result.stderr[-3000:]
+        (root / name / LOG).write_text(result.stderr)
         out.append(root / name)
     return out
 
@@ -96,6 +108,27 @@ def decode(prepared: Path, model: Path, out: Path, pivot: bool = False) -> Trans
     translator = Translator(model / BEST, prepared / "s-enc-t-dec/bin", "s-enc-t-dec")
     translate(translator, prepared, out, BEAM, pivot=pivot)
     return translator
+
+
+def test_training_overfits_a_fixed_batch(one_batch, tmp_path):  # noqa: F811
+    s = settings(max_update=40, save_interval_updates=40)
+    s = dataclasses.replace(s, lr=0.01, max_tokens=ONE_BATCH_TOKENS)  # an epoch: one update
+    result = run(train_command(one_batch, tmp_path, s=s))
+    assert result.returncode == 0, result.stderr[-3000:]
+    losses = fairseq_losses(result.stderr, "train")
+    assert len(losses) == 40  # one logged epoch per update
+    # measured: first-5 mean 8.05, last-5 mean 3.03 (ratio 0.38); lr 0: flat
+    assert_loss_falls(losses, window=5, below=0.6)
+
+
+def test_validation_loss_falls_during_training(runs):
+    # BLEU needs about 1,000 updates; the loss on the valid split moves within 16. fairseq
+    # validates every save_interval_updates (4), so its first validation stands in for the
+    # untrained model's
+    losses = fairseq_losses((runs[0] / LOG).read_text(), "valid")
+    assert len(losses) == UPDATES // settings().save_interval_updates
+    # measured: 9.66 after 4 updates, 8.79 after 16
+    assert_improves(losses[-1], losses[0], by=0.4, higher_is_better=False, what="validation loss")
 
 
 def test_same_seed_gives_identical_model_and_bleu(runs, prepared, tmp_path):  # noqa: F811
