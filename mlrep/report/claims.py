@@ -23,7 +23,7 @@ Directions: ``higher`` (a − b > margin), ``lower`` (b − a > margin) and ``wi
 Statistics, of the very quantity the side prints (its mean over cells, each cell's mean over
 directions, then over seeds): ``paired_bootstrap`` resamples test sentences within each test
 set (a cell's direction) with the same indices for both sides and every seed, and recomputes
-that mean (`mlrep.report.stats.TestSet`): BLEU from the sentences' sufficient statistics, a
+that mean (`mlrep.report.stats.SentenceSet`): BLEU from the sentences' sufficient statistics, a
 mean-type metric such as an off-target rate from its per-sentence scores. Where a side lacks
 them, or they do not reproduce the side's printed value, it falls back to ``sign_test`` over
 the seeds both sides share (and says so in the statistic's description).
@@ -46,7 +46,7 @@ from mlrep.errors import MlrepError
 from mlrep.report.fill import Bootstrap, Cell, FilledTable
 from mlrep.report.stats import (
     Score,
-    TestSet,
+    SentenceSet,
     corpus_bleu,
     corpus_mean,
     p_exceeds,
@@ -192,15 +192,15 @@ class _Hypothesis:
         return sign_test([d - self.margin for d in differences])
 
 
-def _sets(cells: list[Cell], seeds: list[int], kind: str) -> list[TestSet] | None:
+def _sets(cells: list[Cell], seeds: list[int], kind: str) -> list[SentenceSet] | None:
     """A side's test sets: each cell's (`Cell.test_sets`), weighted by 1 / cells."""
     found = [c.test_sets(seeds, kind) for c in cells]
     if any(sets is None for sets in found):
         return None
-    return [TestSet(t.data, t.weight / len(cells)) for sets in found for t in sets or []]
+    return [SentenceSet(t.data, t.weight / len(cells)) for sets in found for t in sets or []]
 
 
-def _reproduces(sets: list[TestSet], score: Score, value: float) -> bool:
+def _reproduces(sets: list[SentenceSet], score: Score, value: float) -> bool:
     """Whether the sets' own quantity is the side's printed value (over the same seeds)."""
     return math.isclose(quantity(sets, score), value, rel_tol=1e-6, abs_tol=1e-6)
 
@@ -321,10 +321,10 @@ def ledger(
 
 FLOOR_NOTE = (
     "A claim is judged only where both of its sides lie beyond their floor (chance, "
-    "1/candidates, for retrieval; copy-the-source BLEU for BLEU) by the claim's own statistic "
-    "at its alpha: 'below floor' means a side's values are indistinguishable from what needs "
-    "no model, so any difference between the sides is noise, not the finding; 'floor not "
-    "measured' means the runs did not write the floor, so the claim is not judged."
+    "1/candidates, for retrieval; copy-the-source BLEU for BLEU) by the statistic of the claim "
+    "at its alpha. Outcome below floor: a side is indistinguishable from what needs no model, "
+    "so any difference between the sides is noise in length and tokens, not the finding. "
+    "Outcome floor not measured: the runs wrote no floor, so the claim is not judged."
 )
 
 
@@ -337,7 +337,7 @@ def scale_note(scale: str) -> str:
         f"At scale {scale} the models are toy-sized and trained for minutes on a few thousand "
         "sentences, so their scores sit near zero: a verdict here shows that the comparison and "
         "its statistic run end to end on real outputs, not whether the finding reproduces "
-        f"(that needs scale full); 'below floor' is the expected outcome. {FLOOR_NOTE}"
+        f"(that needs scale full), and below floor is the expected outcome. {FLOOR_NOTE}"
     )
 
 

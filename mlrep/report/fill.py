@@ -20,7 +20,7 @@ import numpy as np
 from mlrep.cliutil import positive_int
 from mlrep.report.metrics import Results
 from mlrep.report.reference import PublishedTable, decimals, number
-from mlrep.report.stats import TestSet, corpus_bleu, p_exceeds, paired_differences
+from mlrep.report.stats import SentenceSet, corpus_bleu, p_exceeds, paired_differences
 from mlrep.report.tables import AVERAGE, CellKey, TableDef
 
 NOT_RUN = "not run"
@@ -69,7 +69,7 @@ class Cell:
         self.measured, self.seeds = None, {}
         self.bleu_stats, self.sentence_scores, self.groups = {}, {}, {}
 
-    def test_sets(self, seeds: list[int], kind: str) -> list[TestSet] | None:
+    def test_sets(self, seeds: list[int], kind: str) -> list[SentenceSet] | None:
         """The cell's per-sentence data `kind` (``bleu_stats`` or ``sentence_scores``) at
         `seeds` as test sets whose `quantity` is the cell's value over those seeds: one per
         group (a direction) of its metric, weighted equally; None if a seed lacks the data or
@@ -86,7 +86,7 @@ class Cell:
         )
         bounds = np.cumsum([0] + [n for _, n in layout])
         return [
-            TestSet(stacked[:, start:end], 1 / len(layout))
+            SentenceSet(stacked[:, start:end], 1 / len(layout))
             for start, end in itertools.pairwise(bounds)
         ]
 

@@ -28,7 +28,7 @@ off-target rate: 100 for a hypothesis in the wrong language, 0 otherwise), boots
 mean of their scores: ``zst_bleu`` is the mean of the zero-shot directions' corpus BLEU (each
 with its own tokenizer), so its ``bleu_stats`` list the directions' sentences in the order
 and the numbers given there, and the bootstrap resamples within each and averages the
-directions' scores (`mlrep.report.stats.TestSet`). Without ``groups`` the list is one test
+directions' scores (`mlrep.report.stats.SentenceSet`). Without ``groups`` the list is one test
 set whose corpus score is the metric.
 
 **Floors.** ``floor_<name>`` (`FLOOR`) is the floor of metric ``<name>``, written by the same

@@ -4,7 +4,7 @@ BLEU is recomputed from per-sentence sufficient statistics (the same ten numbers
 accumulates), so a chapter stores them once in metrics.json and the ledger can resample test
 sets without the text (Koehn, 2004). A compared quantity is a mean over test sets (the
 directions of a cell, the cells of a claim side) and seeds; `paired_differences` resamples
-each test set on its own and recomputes that mean (`TestSet`), so the statistic tests the
+each test set on its own and recomputes that mean (`SentenceSet`), so the statistic tests the
 number the report prints. Two-sided "within a margin" claims use two one-sided tests.
 """
 
@@ -39,7 +39,7 @@ def bleu_from_stats(totals: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
-class TestSet:
+class SentenceSet:
     """One test set of a compared quantity: its per-sentence data at each seed, shaped
     ``(seeds, sentences, width)`` (width 10 for BLEU statistics, 1 for per-sentence scores),
     and its weight in the quantity.
@@ -72,7 +72,7 @@ def corpus_mean(data: np.ndarray) -> np.ndarray:
 
 
 def quantity(
-    sets: Sequence[TestSet], score: Score, indices: Sequence[np.ndarray] | None = None
+    sets: Sequence[SentenceSet], score: Score, indices: Sequence[np.ndarray] | None = None
 ) -> float:
     """The weighted mean over `sets` of the mean over seeds of `score`, on the sentences at
     `indices` (one index array per set; None: every sentence once, the printed value)."""
@@ -84,7 +84,7 @@ def quantity(
 
 
 def paired_differences(
-    a: Sequence[TestSet], b: Sequence[TestSet], score: Score, samples: int, seed: int
+    a: Sequence[SentenceSet], b: Sequence[SentenceSet], score: Score, samples: int, seed: int
 ) -> np.ndarray:
     """`samples` bootstrap replicates of ``quantity(a) - quantity(b)``.
 
@@ -115,8 +115,8 @@ def p_within(differences: np.ndarray, margin: float) -> float:
     return max(p_exceeds(differences, -margin), p_exceeds(-differences, -margin))
 
 
-def _single(rows: np.ndarray) -> list[TestSet]:
-    return [TestSet(rows.reshape(1, rows.shape[0], -1))]
+def _single(rows: np.ndarray) -> list[SentenceSet]:
+    return [SentenceSet(rows.reshape(1, rows.shape[0], -1))]
 
 
 def paired_bootstrap(
