@@ -113,6 +113,19 @@ def test_a_bootstrapped_verdict_tests_the_printed_mean_over_directions_and_seeds
     assert found.floor_a == found.floor_b == pytest.approx(copied)
 
 
+def test_a_cells_test_sets_are_its_directions_the_same_at_every_seed():
+    rows = [[float(i)] * 10 for i in range(3)]
+    groups = {1: [("de-fr", 2), ("fr-de", 1)], 2: [("de-fr", 1), ("fr-de", 2)]}
+    cell = fill.Cell(published="", bleu_stats={1: rows, 2: rows}, groups=groups)
+    assert cell.test_sets([1, 2], "bleu_stats") is None  # seeds disagree on the directions
+    cell.groups[2] = cell.groups[1]
+    sets = cell.test_sets([1, 2], "bleu_stats")
+    assert [(s.data.shape, s.weight) for s in sets] == [((2, 2, 10), 0.5), ((2, 1, 10), 0.5)]
+    assert sets[1].data[1, 0, 0] == 2.0  # the second direction holds the third sentence
+    assert cell.test_sets([1, 3], "bleu_stats") is None  # seed 3 has no statistics
+    assert cell.test_sets([1, 2], "sentence_scores") is None
+
+
 def test_statistics_that_do_not_reproduce_the_printed_value_are_not_bootstrapped(tmp_path):
     """`ch8_results` types its BLEU in beside unrelated statistics: the ledger says so and
     falls back to the sign test over seeds, rather than test a number it does not print."""
