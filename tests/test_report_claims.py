@@ -238,6 +238,15 @@ def test_off_target_rates_bootstrap_per_direction_against_a_lower_is_better_floo
     assert found.outcome == claims.HOLDS and found.p_value < 0.05
 
 
+def test_a_side_mixing_higher_and_lower_is_better_columns_has_no_floor_direction(tmp_path):
+    nmt_run(tmp_path, POST, 1, drop(0.1), off_target={"de-fr": [0] * 40})
+    nmt_run(tmp_path, PRE, 1, drop(0.5), off_target={"de-fr": [1] * 40})
+    columns = ["Zero-shot OPUS BLEU", "Zero-shot OPUS off-target rate"]
+    mixed = {"table": "thesis-table-8.2", "row": "postnorm-s-enc-t-dec-w", "columns": columns}
+    with pytest.raises(claims.ClaimDefinitionError, match="mixes higher- and lower-is-better"):
+        verdict(tmp_path, ZST, a=mixed)
+
+
 def _tatoeba(results, run, seed, value, floor=0.1):
     languages = PUBLISHED["thesis-table-2.4"].header[1:-1]  # Table 2.14's Avg. (58) averages them
     metrics = {f"tatoeba_{lang}": value for lang in languages}

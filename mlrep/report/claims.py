@@ -220,8 +220,9 @@ def _compare(
         x_sets, y_sets = _sets(x, seeds, kind), _sets(y, seeds, kind)
         if x_sets is None or y_sets is None:
             continue
-        printed = [statistics.fmean(found[s] for s in seeds) for found in (x_seeds, y_seeds)]
-        if not all(map(_reproduces, (x_sets, y_sets), (score, score), printed)):
+        x_printed = statistics.fmean(x_seeds[s] for s in seeds)
+        y_printed = statistics.fmean(y_seeds[s] for s in seeds)
+        if not (_reproduces(x_sets, score, x_printed) and _reproduces(y_sets, score, y_printed)):
             note = f" ({kind} do not reproduce the printed values)"
             continue
         try:
