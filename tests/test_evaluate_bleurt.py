@@ -130,7 +130,14 @@ def test_nmt_bleurt_scores_each_direction_and_reaches_metrics_json(tmp_path, sco
     metrics += ["--scores", str(tmp_path / "scores.json")]
     metrics += ["--hyp", str(hyp), "--run", "opus/pivot", "--seed", "1", "--out", str(out)]
     assert cli.main([*metrics, "--bleurt", str(tmp_path / "bleurt.json")]) == 0
-    doc = json.loads(out.read_text())["metrics"]
+    written = json.loads(out.read_text())
+    doc = written["metrics"]
     assert doc["zst_bleurt"] == result["metrics"]["zst_bleurt"] and "zst_bleu" in doc
+    # each mean's sentences, direction by direction, for the claims ledger's bootstrap
+    assert written["groups"] == {
+        "sup_bleu": [["en-de", 2]],
+        "zst_bleu": [["de-fr", 2]],
+        "zst_off_target": [["de-fr", 2]],
+    }
     empty = ["--checkpoint", "", "--batch-size", "3"]
     assert cli.main([*args, *empty]) == 2  # "" means BLEURT is not run at this scale

@@ -88,8 +88,11 @@ def test_empty_file_is_an_error(tmp_path):
         score([], "de")
 
 
-def test_run_metrics_give_per_sentence_scores_whose_mean_is_the_rate(tmp_path):
-    """Directions of unequal size: the sentence scores still average to the mean of the rates."""
+def test_run_metrics_give_per_direction_sentence_scores_whose_means_average_to_the_rate(
+    tmp_path,
+):
+    """Directions of unequal size: each group's sentences average to its direction's rate, and
+    the groups' rates to the metric (as the ledger's bootstrap recomputes it)."""
     from mlrep.nmt.data import Direction
     from mlrep.nmt.metrics import off_target
 
@@ -97,9 +100,10 @@ def test_run_metrics_give_per_sentence_scores_whose_mean_is_the_rate(tmp_path):
     french = "L'utilisateur n'a pas la permission d'effectuer cette action sur le serveur."
     (tmp_path / "fr-de.hyp").write_text(f"{german}\n{french}\n", encoding="utf-8")
     (tmp_path / "de-fr.hyp").write_text(f"{french}\n{french}\n{french}\n{german}\n", "utf-8")
-    mean, rates, sentences = off_target(
+    mean, rates, sentences, groups = off_target(
         tmp_path, [Direction("fr", "de"), Direction("de", "fr")], "lite", None
     )
     assert rates == {"fr-de": 50.0, "de-fr": 25.0} and mean == pytest.approx(37.5)
-    assert len(sentences) == 6 and sum(sentences) / len(sentences) == pytest.approx(mean)
-    assert [s > 0 for s in sentences] == [False, True, False, False, False, True]
+    assert groups == [("fr-de", 2), ("de-fr", 4)]
+    assert sentences == [0.0, 100.0, 0.0, 0.0, 0.0, 100.0]
+    assert (sum(sentences[:2]) / 2 + sum(sentences[2:]) / 4) / 2 == pytest.approx(mean)

@@ -13,7 +13,16 @@ import pytest
 from mlrep import chapters
 from mlrep.nmt.metrics import layer_metrics
 from mlrep.nmt.score import _metrics as direction_metrics
-from mlrep.report.metrics import MetricNameError, compile_template, declared, read, write
+from mlrep.report.metrics import (
+    FLOOR,
+    MetricNameError,
+    MetricsFileError,
+    collect,
+    compile_template,
+    declared,
+    read,
+    write,
+)
 from mlrep.report.references import references
 from tests.conftest import REPO
 
@@ -102,3 +111,49 @@ def test_nmt_writers_name_only_declared_metrics(tmp_path):
     ]
     assert len(names) == 2 * (2 + 3) + 2 + 2 * (2 + 2)  # probes, SVCCA, BLEU and BLEURT
     assert declared("ch8_layernorm").undeclared(names) == []
+
+
+def test_the_floor_of_a_declared_name_is_declared_and_nothing_else_is():
+    declaration = declared("ch8_layernorm")
+    assert declaration.declares(FLOOR + "zst_bleu") and declaration.declares("floor_bleu_de-fr")
+    assert not declaration.declares("floor_zst_bleuu") and not declaration.declares("floorzst_bleu")
+    assert not declaration.declares("floor_floor_zst_bleu")
+
+
+def test_groups_split_a_metrics_sentences_and_floors_read_back_under_the_metrics_name(tmp_path):
+    stats = [[3.0, 3.0, 3.0, 2.0, 1.0, 0.0, 3.0, 2.0, 1.0, 0.0]] * 3
+    out = tmp_path / "ch8_layernorm" / "r" / "seed1" / "metrics.json"
+    write(
+        out,
+        "ch8_layernorm",
+        "r",
+        1,
+        "tiny",
+        {"zst_bleu": 50.0, FLOOR + "zst_bleu": 1.0},
+        bleu_stats={"zst_bleu": stats, FLOOR + "zst_bleu": stats},
+        groups={"zst_bleu": [("de-fr", 2), ("fr-de", 1)], FLOOR + "zst_bleu": [("de-fr", 3)]},
+    )
+    result = read(out)
+    assert result.groups["zst_bleu"] == [("de-fr", 2), ("fr-de", 1)]
+    floor = collect(tmp_path, "tiny").floors().seeds("ch8_layernorm", "r")[0]
+    assert (floor.metrics, floor.groups) == ({"zst_bleu": 1.0}, {"zst_bleu": [("de-fr", 3)]})
+    assert floor.bleu_stats == {"zst_bleu": stats} and floor.seed == 1
+
+
+@pytest.mark.parametrize(
+    ("groups", "message"),
+    [
+        ({"zst_bleu": [["de-fr", 2]]}, r"groups hold 2 sentences, but .* hold \[3\]"),
+        ({"zst_bleu": [["de-fr", 2], ["fr-de", 2]]}, "groups hold 4 sentences"),
+        ({"sup_bleu": [["en-de", 3]]}, "groups hold 3 sentences, but .* hold \\[\\]"),
+        ({"zst_bleu": [["de-fr", 0], ["fr-de", 3]]}, "positive sentences"),
+        ({"zst_bleu": []}, "non-empty list"),
+    ],
+)
+def test_groups_that_do_not_split_the_sentences_are_refused(tmp_path, groups, message):
+    path = tmp_path / "metrics.json"
+    document = {"chapter": "ch8_layernorm", "run": "r", "seed": 1, "scale": "tiny"}
+    document |= {"metrics": {"zst_bleu": 1.0}, "bleu_stats": {"zst_bleu": [[1.0] * 10] * 3}}
+    path.write_text(json.dumps(document | {"groups": groups}))
+    with pytest.raises(MetricsFileError, match=message):
+        read(path)

@@ -1,15 +1,24 @@
-"""BLEU from sufficient statistics, the paired bootstrap and the sign test."""
+"""BLEU from sufficient statistics, the paired bootstrap (one test set, or a mean over test
+sets and seeds), one- and two-sided, and the sign test."""
 
 import numpy as np
 import pytest
 from sacrebleu.metrics import BLEU
 
 from mlrep.report.stats import (
+    SentenceSet,
     bleu_from_stats,
+    corpus_bleu,
+    corpus_mean,
+    p_exceeds,
+    p_within,
     paired_bootstrap,
     paired_bootstrap_mean,
+    paired_differences,
+    quantity,
     sentence_stats,
     sign_test,
+    sign_test_within,
 )
 from tests.report_helpers import REFERENCES, degrade
 
@@ -64,3 +73,66 @@ def test_paired_bootstrap_of_means_tests_per_sentence_rates():
 )
 def test_sign_test(differences, p):
     assert sign_test(differences) == pytest.approx(p)
+
+
+def test_a_quantity_is_the_weighted_mean_of_per_set_per_seed_scores_not_a_pooled_score():
+    """Two directions of different size: the quantity averages their corpus BLEU (each at
+    each seed), which is not the BLEU of their pooled statistics."""
+    import random
+
+    rng = random.Random(2)
+    short = sentence_stats(REFERENCES[:8], REFERENCES[:8])  # perfect: BLEU 100
+    long = [sentence_stats([degrade(r, 0.5, rng) for r in REFERENCES], REFERENCES) for _ in "ab"]
+    sets = [SentenceSet(np.array([short, short]), 0.5), SentenceSet(np.array(long), 0.5)]
+    expected = 0.5 * 100 + 0.5 * np.mean([bleu_from_stats(np.sum(s, axis=0)) for s in long])
+    assert quantity(sets, corpus_bleu) == pytest.approx(expected)
+    pooled = bleu_from_stats(np.sum(short + long[0], axis=0))
+    assert abs(pooled - quantity(sets, corpus_bleu)) > 5
+    # resampling the identity indices gives the same number
+    identity = [np.arange(s.sentences) for s in sets]
+    assert quantity(sets, corpus_bleu, identity) == pytest.approx(expected)
+
+
+def test_paired_differences_resample_each_set_with_shared_indices():
+    rng = np.random.default_rng(0)
+    a = [SentenceSet(rng.random((2, 30, 1)), 0.5), SentenceSet(rng.random((2, 5, 1)), 0.5)]
+    same = paired_differences(a, a, corpus_mean, 50, 1)
+    assert np.all(same == 0)  # the same indices for both sides, at every seed
+    shifted = [SentenceSet(t.data + 1.0, t.weight) for t in a]
+    assert np.allclose(paired_differences(shifted, a, corpus_mean, 50, 1), 1.0)
+    with pytest.raises(ValueError, match="equal-length test sets"):
+        paired_differences(a, a[:1], corpus_mean, 10, 1)
+
+
+@pytest.mark.parametrize(
+    ("differences", "margin", "p"),
+    [
+        ([0.0] * 9, 0.5, 0.1),  # every replicate inside: the smallest p
+        ([0.1, -0.2, 0.3, 0.0, -0.1, 0.2, 0.4, -0.4, 0.0], 0.5, 0.1),
+        ([0.6] + [0.0] * 8, 0.5, 0.2),  # one replicate beyond +margin
+        ([-0.6] + [0.0] * 8, 0.5, 0.2),  # ... or beyond -margin
+        ([-0.6, 0.6, 0.7] + [0.0] * 6, 0.5, 0.3),  # the worse edge decides
+        ([1.0] * 9, 0.5, 1.0),
+    ],
+)
+def test_within_takes_the_larger_of_two_one_sided_ps(differences, margin, p):
+    assert p_within(np.array(differences), margin) == pytest.approx(p)
+
+
+def test_one_sided_p_counts_replicates_at_or_below_the_margin():
+    differences = np.array([0.5, 1.0, 2.0, 3.0])
+    assert p_exceeds(differences) == pytest.approx(1 / 5)
+    assert p_exceeds(differences, 1.0) == pytest.approx(3 / 5)
+
+
+@pytest.mark.parametrize(
+    ("differences", "p"),
+    [
+        ([0.1, -0.2, 0.3, 0.0, 0.2], 1 / 32),  # all five inside ±0.5
+        ([0.1, 0.7, 0.3, 0.0, 0.2], 6 / 32),  # one beyond +0.5
+        ([0.1, -0.7, 0.3, 0.0, 0.2], 6 / 32),  # one beyond -0.5
+        ([0.1], 0.5),
+    ],
+)
+def test_sign_test_within(differences, p):
+    assert sign_test_within(differences, 0.5) == pytest.approx(p)

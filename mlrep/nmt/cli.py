@@ -189,8 +189,14 @@ def _metrics(args: argparse.Namespace) -> int:
     ]
     extra: dict[str, float] = {}
     sentence_scores: dict[str, list[float]] = {}
+    groups = dict(scores.get("groups", {}))
     if zero_shot:
-        extra["zst_off_target"], rates, sentence_scores["zst_off_target"] = metrics.off_target(
+        (
+            extra["zst_off_target"],
+            rates,
+            sentence_scores["zst_off_target"],
+            groups["zst_off_target"],
+        ) = metrics.off_target(
             args.hyp,
             zero_shot,
             args.off_target_model,
@@ -213,6 +219,7 @@ def _metrics(args: argparse.Namespace) -> int:
         {**scores["metrics"], **extra},
         bleu_stats=scores["bleu_stats"],
         sentence_scores=sentence_scores,
+        groups=groups,
         directions=scores["directions"],
     )
     record(

@@ -41,22 +41,21 @@ PATTERNS: tuple[str, ...] = (
 
 def off_target(
     hyp_dir: Path, zero_shot: list[Direction], model: str, model_path: Path | None
-) -> tuple[float, dict[str, float], list[float]]:
-    """Mean off-target rate (%) over the zero-shot directions, the rate per direction, and a
-    score per sentence whose mean is that rate (100 for an off-target line, each direction
-    weighted equally as the thesis averages rates), for the ledger's paired bootstrap."""
+) -> tuple[float, dict[str, float], list[float], list[tuple[str, int]]]:
+    """Mean off-target rate (%) over the zero-shot directions, the rate per direction, a score
+    per sentence (100 for an off-target line), direction by direction, and the directions'
+    ``groups`` (`mlrep.report.metrics`): each direction's rate is the mean of its sentences,
+    and the report's paired bootstrap averages the directions as the thesis averages rates."""
     from mlrep.evaluate.offtarget import score
 
     results = {
         d.name: score(read_lines(hyp_dir / f"{d.name}.hyp", NmtDataError), d.tgt, model, model_path)
         for d in zero_shot
     }
-    total = sum(r.n for r in results.values())
-    sentences = [
-        100.0 * flag * total / (len(results) * r.n) for r in results.values() for flag in r.off
-    ]
+    sentences = [100.0 * flag for r in results.values() for flag in r.off]
+    groups = [(name, r.n) for name, r in results.items()]
     rates = {name: r.off_target for name, r in results.items()}
-    return sum(rates.values()) / len(rates), rates, sentences
+    return sum(rates.values()) / len(rates), rates, sentences, groups
 
 
 def layer_metrics(probes: dict[str, Path], svcca: Path | None) -> dict[str, float]:

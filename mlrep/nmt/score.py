@@ -4,7 +4,9 @@ statistics for the bootstrap.
 Tokenizer ``zh`` for Chinese targets and ``13a`` otherwise (the thesis's protocol); each
 direction keeps sacrebleu's signature. ``zst_bleu`` / ``sup_bleu`` are the means over the
 zero-shot / supervised directions (the thesis averages directions, then seeds); their
-per-sentence statistics, pooled over the directions, feed the report's paired bootstrap.
+per-sentence statistics, listed direction by direction with ``groups`` saying where each
+direction's sentences lie, feed the report's paired bootstrap, which resamples within each
+direction and averages the directions' BLEU as the metric does.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def score(hyp_dir: Path, text_dir: Path, wanted: Sequence[Direction]) -> dict:
     """BLEU of ``<dir>.hyp`` files against the test references of each direction."""
     per_direction: dict[str, dict] = {}
     stats: dict[str, list[list[float]]] = {"zst_bleu": [], "sup_bleu": []}
+    groups: dict[str, list[tuple[str, int]]] = {"zst_bleu": [], "sup_bleu": []}
     for d in wanted:
         hyps, refs = _hypotheses(hyp_dir, text_dir, d)
         bleu = BLEU(tokenize=tokenizer(d.tgt))
@@ -50,13 +53,14 @@ def score(hyp_dir: Path, text_dir: Path, wanted: Sequence[Direction]) -> dict:
             "zero_shot": d.zero_shot,
             "lines": len(hyps),
         }
-        stats["zst_bleu" if d.zero_shot else "sup_bleu"].extend(
-            sentence_stats(hyps, refs, tokenize=tokenizer(d.tgt))
-        )
+        mean = "zst_bleu" if d.zero_shot else "sup_bleu"
+        stats[mean].extend(sentence_stats(hyps, refs, tokenize=tokenizer(d.tgt)))
+        groups[mean].append((d.name, len(hyps)))
     return {
         "metrics": _metrics(per_direction, "bleu"),
         "directions": per_direction,
         "bleu_stats": {k: v for k, v in stats.items() if v},
+        "groups": {k: v for k, v in groups.items() if v},
     }
 
 

@@ -2,36 +2,71 @@
 
 Each claim (``claims.yaml``) compares two sides, each the mean of some cells of a defined
 table. Over the published numbers the check shows that the claim is encoded as the thesis
-states it; over the measured numbers it gives the verdict at the report's scale:
+states it; over the measured numbers it gives the verdict at the report's scale, in this
+order:
 
 * ``not run at this scale`` — a cell of either side has no result;
-* ``fails`` — the measured difference points the other way (or misses the margin);
-* ``inconclusive`` — the direction holds but the test's p is above ``alpha``
+* ``floor not measured`` — a side's floor (``floor_<metric>``, `mlrep.report.metrics`) was
+  not written, so whether its values mean anything is unknown: not judged;
+* ``below floor`` — a side does not lie beyond its floor (chance for retrieval, copy-the-
+  source BLEU) by the claim's own statistic at ``alpha``: a difference between such values is
+  noise in length and tokens, not the finding;
+* ``fails`` — the measured difference points the other way or misses the margin
+  (``direction: within``: lies at or beyond ±margin);
+* ``inconclusive`` — the point estimate agrees but the test's p is above ``alpha``
   (one seed cannot make a sign test significant: the thesis's three seeds give p = 0.125);
-* ``holds`` — the direction holds and p ≤ ``alpha``.
+* ``holds`` — it agrees and p ≤ ``alpha``.
 
-Statistics: ``paired_bootstrap`` resamples test sentences from the BLEU sufficient statistics
-of both sides (paired by seed), or from their per-sentence scores for a mean-type metric such
-as an off-target rate, falling back to ``sign_test`` over seeds where a side has neither.
+Directions: ``higher`` (a − b > margin), ``lower`` (b − a > margin) and ``within`` (two-sided,
+|a − b| < margin: two one-sided tests, the larger p decides).
+
+Statistics, of the very quantity the side prints (its mean over cells, each cell's mean over
+directions, then over seeds): ``paired_bootstrap`` resamples test sentences within each test
+set (a cell's direction) with the same indices for both sides and every seed, and recomputes
+that mean (`mlrep.report.stats.SentenceSet`): BLEU from the sentences' sufficient statistics, a
+mean-type metric such as an off-target rate from its per-sentence scores. Where a side lacks
+them, or they do not reproduce the side's printed value, it falls back to ``sign_test`` over
+the seeds both sides share (and says so in the statistic's description).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from mlrep.errors import MlrepError
 from mlrep.report.fill import Bootstrap, Cell, FilledTable
-from mlrep.report.stats import paired_bootstrap, paired_bootstrap_mean, sign_test
+from mlrep.report.stats import (
+    Score,
+    SentenceSet,
+    corpus_bleu,
+    corpus_mean,
+    p_exceeds,
+    p_within,
+    paired_differences,
+    quantity,
+    sign_test,
+    sign_test_within,
+)
 
 HOLDS, FAILS, INCONCLUSIVE, NOT_RUN = "holds", "fails", "inconclusive", "not run at this scale"
+BELOW_FLOOR, NO_FLOOR = "below floor", "floor not measured"
 STATISTICS = ("paired_bootstrap", "sign_test")
+DIRECTIONS = ("higher", "lower", "within")
 _KEYS = {"id", "chapter", "claim", "a", "b", "direction", "statistic", "alpha", "margin", "cite"}
+# per-sentence data of a cell and the corpus score it sums to (`Cell.test_sets`)
+_KINDS: tuple[tuple[str, Score], ...] = (
+    ("bleu_stats", corpus_bleu),
+    ("sentence_scores", corpus_mean),
+)
 
 
 class ClaimDefinitionError(MlrepError):
@@ -51,6 +86,9 @@ class Verdict:
     statistic: str = ""
     p_value: float | None = None
     seeds: list[int] = field(default_factory=list)
+    floor_a: float | None = None
+    floor_b: float | None = None
+    floor_p: float | None = None  # the larger p of "side a / b is not beyond its floor"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +105,7 @@ class Verdict:
                 "holds": self.published_holds,
             },
             "measured": {"a": self.measured_a, "b": self.measured_b, "seeds": self.seeds},
+            "floor": {"a": self.floor_a, "b": self.floor_b, "p": self.floor_p},
             "outcome": self.outcome,
             "statistic": self.statistic,
             "p_value": self.p_value,
@@ -84,33 +123,45 @@ def load(path: Path | None = None) -> list[dict[str, Any]]:
             raise ClaimDefinitionError(
                 f"{where}: missing {sorted(missing)} / unknown {sorted(set(claim) - _KEYS)}"
             )
-        if claim["direction"] not in ("higher", "lower") or claim["statistic"] not in STATISTICS:
+        if claim["direction"] not in DIRECTIONS or claim["statistic"] not in STATISTICS:
             raise ClaimDefinitionError(
-                f"{where}: direction must be higher|lower, statistic one of {STATISTICS}"
+                f"{where}: direction must be one of {DIRECTIONS}, statistic one of {STATISTICS}"
             )
-        if claim.get("margin") and claim["statistic"] == "paired_bootstrap":
-            # the bootstrap tests a > b, not a > b + margin
-            raise ClaimDefinitionError(f"{where}: a margin needs statistic: sign_test")
+        if claim["direction"] == "within" and not float(claim.get("margin", 0)) > 0:
+            raise ClaimDefinitionError(f"{where}: direction within needs a positive margin")
         if claim["id"] in seen:
             raise ClaimDefinitionError(f"{where}: duplicate id")
         seen.add(claim["id"])
     return claims
 
 
-def _cells(side: dict[str, Any], tables: dict[str, FilledTable], claim_id: str) -> list[Cell]:
+def _cells(
+    side: dict[str, Any], tables: Mapping[str, FilledTable | None], claim_id: str
+) -> list[Cell]:
     filled = tables.get(side["table"])
     if filled is None:
         raise ClaimDefinitionError(f"claim {claim_id}: no defined table {side['table']!r}")
-    if "row" in side:
-        points = [(side["row"], c) for c in side["columns"]]
-    else:
-        points = [(r, side["column"]) for r in side["rows"]]
     try:
-        return [filled.cell(str(row), column) for row, column in points]
+        return [filled.cell(str(row), column) for row, column in _points(side)]
     except ValueError:
         raise ClaimDefinitionError(
-            f"claim {claim_id}: {side['table']} has no cell {points}; rows {filled.row_keys}"
+            f"claim {claim_id}: {side['table']} has no cell {_points(side)}; rows {filled.row_keys}"
         ) from None
+
+
+def _points(side: dict[str, Any]) -> list[tuple[Any, str]]:
+    if "row" in side:
+        return [(side["row"], c) for c in side["columns"]]
+    return [(r, side["column"]) for r in side["rows"]]
+
+
+def _orientation(side: dict[str, Any], filled: FilledTable, claim_id: str) -> int:
+    """+1 where a side's metric is better higher (beyond its floor = above it), −1 where it is
+    better lower (an off-target rate: beyond = below); the table's ``lower_is_better``."""
+    lower = {column in filled.definition.lower_is_better for _, column in _points(side)}
+    if len(lower) > 1:
+        raise ClaimDefinitionError(f"claim {claim_id}: a side mixes higher- and lower-is-better")
+    return -1 if lower.pop() else 1
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -122,28 +173,86 @@ def _seed_means(cells: list[Cell]) -> dict[int, float]:
     return {s: statistics.fmean(c.seeds[s] for c in cells) for s in sorted(common)}
 
 
-def _pooled(cells: list[Cell], seeds: list[int], kind: str) -> list | None:
-    """Every cell's per-sentence data (`kind`, a Cell field) over `seeds`; None if one lacks it."""
-    per_cell = [getattr(c, kind) for c in cells]
-    if not seeds or any(not all(s in data for s in seeds) for data in per_cell):
+@dataclass(frozen=True)
+class _Hypothesis:
+    """What a p-value is against: x − y not above `margin` (one-sided), or not within
+    ±`margin` (``within``)."""
+
+    within: bool
+    margin: float
+
+    def bootstrap_p(self, differences: np.ndarray) -> float:
+        if self.within:
+            return p_within(differences, self.margin)
+        return p_exceeds(differences, self.margin)
+
+    def sign_p(self, differences: list[float]) -> float:
+        if self.within:
+            return sign_test_within(differences, self.margin)
+        return sign_test([d - self.margin for d in differences])
+
+
+def _sets(cells: list[Cell], seeds: list[int], kind: str) -> list[SentenceSet] | None:
+    """A side's test sets: each cell's (`Cell.test_sets`), weighted by 1 / cells."""
+    found = [c.test_sets(seeds, kind) for c in cells]
+    if any(sets is None for sets in found):
         return None
-    return [row for s in seeds for data in per_cell for row in data[s]]
+    return [SentenceSet(t.data, t.weight / len(cells)) for sets in found for t in sets or []]
 
 
-def _bootstrap_p(
-    a_cells: list[Cell], b_cells: list[Cell], seeds: list[int], sign: int, bootstrap: Bootstrap
-) -> tuple[float, str] | None:
-    """Paired bootstrap p over the pooled sentences of both sides, if both have them."""
-    for kind, test in (
-        ("bleu_stats", paired_bootstrap),
-        ("sentence_scores", paired_bootstrap_mean),
-    ):
-        pooled_a, pooled_b = _pooled(a_cells, seeds, kind), _pooled(b_cells, seeds, kind)
-        if pooled_a is not None and pooled_b is not None and len(pooled_a) == len(pooled_b):
-            better, worse = (pooled_a, pooled_b) if sign > 0 else (pooled_b, pooled_a)
-            described = f"paired bootstrap over {len(pooled_a)} sentences"
-            return test(better, worse, *bootstrap), described
-    return None
+def _reproduces(sets: list[SentenceSet], score: Score, value: float) -> bool:
+    """Whether the sets' own quantity is the side's printed value (over the same seeds)."""
+    return math.isclose(quantity(sets, score), value, rel_tol=1e-6, abs_tol=1e-6)
+
+
+def _compare(
+    x: list[Cell],
+    y: list[Cell],
+    statistic: str,
+    hypothesis: _Hypothesis,
+    bootstrap: Bootstrap,
+) -> tuple[float, str, list[int]]:
+    """p of `hypothesis` on x − y (p, its description, the seeds used), by `statistic`."""
+    x_seeds, y_seeds = _seed_means(x), _seed_means(y)
+    seeds = sorted(set(x_seeds) & set(y_seeds))
+    note = ""
+    for kind, score in _KINDS if statistic == "paired_bootstrap" else ():
+        x_sets, y_sets = _sets(x, seeds, kind), _sets(y, seeds, kind)
+        if x_sets is None or y_sets is None:
+            continue
+        x_printed = statistics.fmean(x_seeds[s] for s in seeds)
+        y_printed = statistics.fmean(y_seeds[s] for s in seeds)
+        if not (_reproduces(x_sets, score, x_printed) and _reproduces(y_sets, score, y_printed)):
+            note = f" ({kind} do not reproduce the printed values)"
+            continue
+        try:
+            differences = paired_differences(x_sets, y_sets, score, *bootstrap)
+        except ValueError:
+            note = f" ({kind} are not of the same test sentences)"
+            continue
+        sentences = sum(t.sentences for t in x_sets)
+        described = (
+            f"paired bootstrap over {sentences} sentences in {len(x_sets)} test set"
+            f"{'s' * (len(x_sets) > 1)} × {len(seeds)} seed{'s' * (len(seeds) > 1)}"
+        )
+        return hypothesis.bootstrap_p(differences), described, seeds
+    differences = [x_seeds[s] - y_seeds[s] for s in seeds]
+    return hypothesis.sign_p(differences), f"sign test over {len(seeds)} seeds{note}", seeds
+
+
+def _beyond(
+    cells: list[Cell], floors: list[Cell], orientation: int, statistic: str, bootstrap: Bootstrap
+) -> float:
+    """p that a side does not lie beyond its floor, by the claim's statistic."""
+    x, y = (cells, floors) if orientation > 0 else (floors, cells)
+    return _compare(x, y, statistic, _Hypothesis(within=False, margin=0.0), bootstrap)[0]
+
+
+def _judged(direction: str, margin: float, difference: float) -> bool:
+    """Whether a − b (= `difference`) agrees with the claim (no statistic: its point)."""
+    if direction == "within":
+        return abs(difference) < margin
+    return (difference if direction == "higher" else -difference) > margin
 
 
 def evaluate(
@@ -151,8 +260,8 @@ def evaluate(
 ) -> Verdict:
     a_cells = _cells(claim["a"], tables, claim["id"])
     b_cells = _cells(claim["b"], tables, claim["id"])
-    sign = 1 if claim["direction"] == "higher" else -1
-    margin = float(claim.get("margin", 0))
+    direction, margin = claim["direction"], float(claim.get("margin", 0))
+    alpha = float(claim.get("alpha", 0.05))
     pub_a = _mean([c.published_value for c in a_cells])
     pub_b = _mean([c.published_value for c in b_cells])
     source = tables[claim["a"]["table"]].published.source
@@ -161,29 +270,42 @@ def evaluate(
         citation=claim.get("cite") or source.citation,
         published_a=pub_a,
         published_b=pub_b,
-        published_holds=None if pub_a is None or pub_b is None else sign * (pub_a - pub_b) > margin,
+        published_holds=None
+        if pub_a is None or pub_b is None
+        else _judged(direction, margin, pub_a - pub_b),
     )
     verdict.measured_a = _mean([c.measured for c in a_cells])
     verdict.measured_b = _mean([c.measured for c in b_cells])
     if verdict.measured_a is None or verdict.measured_b is None:
         return verdict
-    a_seeds, b_seeds = _seed_means(a_cells), _seed_means(b_cells)
-    seeds = sorted(set(a_seeds) & set(b_seeds))
-    verdict.seeds = seeds
-    bootstrapped = (
-        _bootstrap_p(a_cells, b_cells, seeds, sign, bootstrap)
-        if claim["statistic"] == "paired_bootstrap"
-        else None
+    x, y = (b_cells, a_cells) if direction == "lower" else (a_cells, b_cells)
+    hypothesis = _Hypothesis(within=direction == "within", margin=margin)
+    verdict.p_value, verdict.statistic, verdict.seeds = _compare(
+        x, y, claim["statistic"], hypothesis, bootstrap
     )
-    if bootstrapped is not None:
-        verdict.p_value, verdict.statistic = bootstrapped
-    else:
-        differences = [sign * (a_seeds[s] - b_seeds[s]) - margin for s in seeds]
-        verdict.statistic = f"sign test over {len(differences)} seeds"
-        verdict.p_value = sign_test(differences)
-    if sign * (verdict.measured_a - verdict.measured_b) <= margin:
+    floors = {t: f.floor for t, f in tables.items()}
+    a_floor = _cells(claim["a"], floors, claim["id"])
+    b_floor = _cells(claim["b"], floors, claim["id"])
+    verdict.floor_a = _mean([c.measured for c in a_floor])
+    verdict.floor_b = _mean([c.measured for c in b_floor])
+    if verdict.floor_a is None or verdict.floor_b is None:
+        verdict.outcome = NO_FLOOR
+        return verdict
+    verdict.floor_p = max(
+        _beyond(
+            cells,
+            floor,
+            _orientation(claim[side], tables[claim[side]["table"]], claim["id"]),
+            claim["statistic"],
+            bootstrap,
+        )
+        for side, cells, floor in (("a", a_cells, a_floor), ("b", b_cells, b_floor))
+    )
+    if verdict.floor_p > alpha:
+        verdict.outcome = BELOW_FLOOR
+    elif not _judged(direction, margin, verdict.measured_a - verdict.measured_b):
         verdict.outcome = FAILS
-    elif verdict.p_value <= float(claim.get("alpha", 0.05)):
+    elif verdict.p_value <= alpha:
         verdict.outcome = HOLDS
     else:
         verdict.outcome = INCONCLUSIVE
@@ -198,15 +320,25 @@ def ledger(
     return [evaluate(claim, tables, bootstrap) for claim in claims]
 
 
+FLOOR_NOTE = (
+    "A claim is judged only where both of its sides lie beyond their floor (chance, "
+    "1/candidates, for retrieval; copy-the-source BLEU for BLEU) by the statistic of the claim "
+    "at its alpha. Outcome below floor: a side is indistinguishable from what needs no model, "
+    "so any difference between the sides is noise in length and tokens, not the finding. "
+    "Outcome floor not measured: the runs wrote no floor, so the claim is not judged."
+)
+
+
 def scale_note(scale: str) -> str:
-    """What a verdict at `scale` can tell a reader ("" at ``full``)."""
+    """What a verdict at `scale` can tell a reader: the floor rule, and below ``full`` that
+    the models are toys."""
     if scale == "full":
-        return ""
+        return FLOOR_NOTE
     return (
         f"At scale {scale} the models are toy-sized and trained for minutes on a few thousand "
         "sentences, so their scores sit near zero: a verdict here shows that the comparison and "
         "its statistic run end to end on real outputs, not whether the finding reproduces "
-        "(that needs scale full)."
+        f"(that needs scale full), and below floor is the expected outcome. {FLOOR_NOTE}"
     )
 
 
@@ -215,19 +347,29 @@ def markdown(verdicts: list[Verdict], scale: str) -> str:
     lines = [
         f"**Claims ledger at scale {scale}**",
         "",
-        *([note, ""] if note else []),
-        "| id | claim | source | published a / b | measured a / b | outcome | statistic | p |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        note,
+        "",
+        "| id | claim | source | published a / b | measured a / b | floor a / b (p) | outcome "
+        "| statistic | p |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-
-    def num(value: float | None) -> str:
-        return "–" if value is None else f"{value:.2f}"
-
     for v in verdicts:
         lines.append(
             f"| {v.claim['id']} | {v.claim['claim']} | {v.citation} | "
-            f"{num(v.published_a)} / {num(v.published_b)} | "
-            f"{num(v.measured_a)} / {num(v.measured_b)} | {v.outcome} | {v.statistic or '–'} | "
-            f"{'–' if v.p_value is None else f'{v.p_value:.3g}'} |"
+            f"{number(v.published_a)} / {number(v.published_b)} | "
+            f"{number(v.measured_a)} / {number(v.measured_b)} | {floor_text(v)} | {v.outcome} | "
+            f"{v.statistic or '–'} | {'–' if v.p_value is None else f'{v.p_value:.3g}'} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def number(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def floor_text(verdict: Verdict) -> str:
+    """The floors of both sides and the p that decides whether they are beaten."""
+    if verdict.floor_a is None and verdict.floor_b is None:
+        return "–"
+    p = "" if verdict.floor_p is None else f" ({verdict.floor_p:.3g})"
+    return f"{number(verdict.floor_a)} / {number(verdict.floor_b)}{p}"

@@ -9,15 +9,18 @@ measured values only, its printed Δ checked against its printed operands where 
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from mlrep.cliutil import positive_int
 from mlrep.report.metrics import Results
 from mlrep.report.reference import PublishedTable, decimals, number
-from mlrep.report.stats import paired_bootstrap
+from mlrep.report.stats import SentenceSet, corpus_bleu, p_exceeds, paired_differences
 from mlrep.report.tables import AVERAGE, CellKey, TableDef
 
 NOT_RUN = "not run"
@@ -49,6 +52,7 @@ class Cell:
     seeds: dict[int, float] = field(default_factory=dict)
     bleu_stats: dict[int, list[list[float]]] = field(default_factory=dict)
     sentence_scores: dict[int, list[float]] = field(default_factory=dict)
+    groups: dict[int, list[tuple[str, int]]] = field(default_factory=dict)  # metrics.py
     aggregate: bool = False
     delta: bool = False
     missing: int = 0  # operands of an aggregate that were not run
@@ -62,7 +66,29 @@ class Cell:
     def clear_measured(self) -> None:
         """Drop what was measured (value, seeds, per-sentence data): an aggregate or a delta
         recomputes its value from other cells and has no sentences of its own."""
-        self.measured, self.seeds, self.bleu_stats, self.sentence_scores = None, {}, {}, {}
+        self.measured, self.seeds = None, {}
+        self.bleu_stats, self.sentence_scores, self.groups = {}, {}, {}
+
+    def test_sets(self, seeds: list[int], kind: str) -> list[SentenceSet] | None:
+        """The cell's per-sentence data `kind` (``bleu_stats`` or ``sentence_scores``) at
+        `seeds` as test sets whose `quantity` is the cell's value over those seeds: one per
+        group (a direction) of its metric, weighted equally; None if a seed lacks the data or
+        the seeds disagree on the groups."""
+        data: dict[int, list] = getattr(self, kind)
+        if not seeds or any(s not in data for s in seeds):
+            return None
+        layouts = {s: self.groups.get(s) or [("", len(data[s]))] for s in seeds}
+        layout = layouts[seeds[0]]
+        if any(other != layout for other in layouts.values()):
+            return None
+        stacked = np.asarray([data[s] for s in seeds], dtype=float).reshape(
+            len(seeds), sum(n for _, n in layout), -1
+        )
+        bounds = np.cumsum([0] + [n for _, n in layout])
+        return [
+            SentenceSet(stacked[:, start:end], 1 / len(layout))
+            for start, end in itertools.pairwise(bounds)
+        ]
 
     @property
     def published_value(self) -> float | None:
@@ -87,6 +113,8 @@ class FilledTable:
     runs_used: set[tuple[str, str]] = field(default_factory=set)
     # what stand-in data the measured side came from (the build reads it from provenance)
     stand_ins: list[str] = field(default_factory=list)
+    # the same table filled with each metric's floor (`Results.floors`); None in a floor table
+    floor: FilledTable | None = None
 
     @property
     def value_columns(self) -> list[str]:
@@ -126,6 +154,8 @@ def _measure(keys: list[CellKey], results: Results, chapter: str, cell: Cell) ->
                         cell.bleu_stats[result.seed] = result.bleu_stats[name]
                     if name in result.sentence_scores:
                         cell.sentence_scores[result.seed] = result.sentence_scores[name]
+                    if name in result.groups:
+                        cell.groups[result.seed] = result.groups[name]
         per_key.append(values)
     if all(per_key):
         cell.measured = statistics.fmean(statistics.fmean(v.values()) for v in per_key)
@@ -255,6 +285,8 @@ def _bold(filled: FilledTable) -> None:
 
 
 def _significance(filled: FilledTable, bootstrap: Bootstrap) -> None:
+    """p of each cell against the baseline row's, on the BLEU statistics of their common
+    seeds: the same quantity (mean over directions and seeds) as the cells print."""
     spec = filled.definition.significance
     if not spec or str(spec["baseline"]) not in filled.row_keys:
         return
@@ -264,11 +296,13 @@ def _significance(filled: FilledTable, bootstrap: Bootstrap) -> None:
             continue
         for cell, base in zip(row, baseline, strict=True):
             seeds = sorted(set(cell.bleu_stats) & set(base.bleu_stats))
-            if seeds and cell.measured is not None and base.measured is not None:
-                ours = [r for s in seeds for r in cell.bleu_stats[s]]
-                theirs = [r for s in seeds for r in base.bleu_stats[s]]
-                if len(ours) == len(theirs):
-                    cell.p_value = paired_bootstrap(ours, theirs, *bootstrap)
+            ours, theirs = cell.test_sets(seeds, "bleu_stats"), base.test_sets(seeds, "bleu_stats")
+            if cell.measured is None or base.measured is None or ours is None or theirs is None:
+                continue
+            try:
+                cell.p_value = p_exceeds(paired_differences(ours, theirs, corpus_bleu, *bootstrap))
+            except ValueError:  # not the same test sentences: no paired test
+                continue
 
 
 def fill(
@@ -276,8 +310,11 @@ def fill(
     published: PublishedTable,
     results: Results,
     bootstrap: Bootstrap = (1000, 12345),
+    floors: bool = True,
 ) -> FilledTable:
-    """The table with measured cells, recomputed aggregates, bold and significance marks."""
+    """The table with measured cells, recomputed aggregates, bold and significance marks, and
+    (`floors`) its `FilledTable.floor`: the same cells, aggregates and deltas over each
+    metric's floor, where the claims ledger finds what a side must beat."""
     header = published.header
     columns = header[definition.labels :]
     filled = FilledTable(
@@ -299,6 +336,8 @@ def fill(
     _aggregate_rows(filled)
     _aggregate_columns(filled)
     _deltas(filled, results)
-    _bold(filled)
-    _significance(filled, bootstrap)
+    if floors:
+        _bold(filled)
+        _significance(filled, bootstrap)
+        filled.floor = fill(definition, published, results.floors(), bootstrap, floors=False)
     return filled

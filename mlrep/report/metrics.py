@@ -13,7 +13,8 @@ with this content (JSON object; extra keys are ignored)::
       "scale": "tiny",                      # the scale the numbers were measured at
       "metrics": {"zst_bleu": 16.8, "zst_off_target": 8.59},   # name -> number
       "bleu_stats": {"zst_bleu": [[hyp_len, ref_len, c1, c2, c3, c4, t1, t2, t3, t4], ...]},
-      "sentence_scores": {"zst_off_target": [100.0, 0.0, ...]}
+      "sentence_scores": {"zst_off_target": [100.0, 0.0, ...]},
+      "groups": {"zst_bleu": [["de-fr", 200], ["fr-de", 200], ...]}
     }
 
 ``metrics`` holds the numbers the tables and claims name (a table definition maps each cell to
@@ -23,6 +24,19 @@ statistics of a BLEU metric (`mlrep.report.stats.sentence_stats` computes them w
 where both sides of a comparison have them, the claims ledger runs a paired bootstrap test.
 ``sentence_scores`` is optional too: per-sentence scores of a metric that is their mean (an
 off-target rate: 100 for a hypothesis in the wrong language, 0 otherwise), bootstrapped alike.
+``groups`` says how a metric's per-sentence data splits into test sets when the metric is the
+mean of their scores: ``zst_bleu`` is the mean of the zero-shot directions' corpus BLEU (each
+with its own tokenizer), so its ``bleu_stats`` list the directions' sentences in the order
+and the numbers given there, and the bootstrap resamples within each and averages the
+directions' scores (`mlrep.report.stats.SentenceSet`). Without ``groups`` the list is one test
+set whose corpus score is the metric.
+
+**Floors.** ``floor_<name>`` (`FLOOR`) is the floor of metric ``<name>``, written by the same
+run into the same file, with its own per-sentence data and groups under the floor's name: the
+score that needs no model (chance, 1/candidates, for retrieval; copy-the-source BLEU for
+BLEU), on the same test sentences. The claims ledger judges a claim only where both sides lie
+beyond their floor (`Results.floors`, `mlrep.report.claims`). The floor of a declared name is
+declared.
 Numbers of other scales are kept on disk but never shown in a report of this scale.
 
 Every writer goes through `write`, which refuses a metric name that its chapter does not
@@ -39,7 +53,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -49,6 +63,7 @@ from mlrep.errors import MlrepError
 from mlrep.io import atomic_write_text, sha256_file
 
 METRICS_FILE = "metrics.json"
+FLOOR = "floor_"  # prefix of a metric's floor (module docstring)
 _REQUIRED = {"chapter": str, "run": str, "seed": int, "scale": str, "metrics": dict}
 
 # What a ``{placeholder}`` of a metric-name template stands for. Language codes are those of
@@ -111,7 +126,8 @@ class Declaration:
     regex: re.Pattern[str]
 
     def declares(self, name: str) -> bool:
-        return self.regex.fullmatch(name) is not None
+        """Whether a template produces `name`, or the metric whose floor `name` is."""
+        return self.regex.fullmatch(name.removeprefix(FLOOR)) is not None
 
     def undeclared(self, names: Iterable[str]) -> list[str]:
         """The names no template produces, sorted, once each."""
@@ -165,7 +181,22 @@ class SeedResult:
     metrics: dict[str, float]
     bleu_stats: dict[str, list[list[float]]] = field(default_factory=dict)
     sentence_scores: dict[str, list[float]] = field(default_factory=dict)
+    groups: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     sha256: str = ""
+
+    def floor(self) -> SeedResult:
+        """The floors of this result's metrics, under the metrics' own names."""
+
+        def floors(found: dict[str, Any]) -> dict[str, Any]:
+            return {k.removeprefix(FLOOR): v for k, v in found.items() if k.startswith(FLOOR)}
+
+        return replace(
+            self,
+            metrics=floors(self.metrics),
+            bleu_stats=floors(self.bleu_stats),
+            sentence_scores=floors(self.sentence_scores),
+            groups=floors(self.groups),
+        )
 
 
 def read(path: Path) -> SeedResult:
@@ -174,7 +205,7 @@ def read(path: Path) -> SeedResult:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise MetricsFileError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
-    metrics, stats, scores = _contents(data, path)
+    metrics, stats, scores, groups = _contents(data, path)
     return SeedResult(
         path=path,
         chapter=data["chapter"],
@@ -184,6 +215,7 @@ def read(path: Path) -> SeedResult:
         metrics=metrics,
         bleu_stats=stats,
         sentence_scores=scores,
+        groups=groups,
         sha256=sha256_file(path),
     )
 
@@ -198,14 +230,16 @@ def write(
     *,
     bleu_stats: Mapping[str, list[list[float]]] | None = None,
     sentence_scores: Mapping[str, list[float]] | None = None,
+    groups: Mapping[str, list[tuple[str, int]]] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """Write one run's metrics.json (atomically) and return what was written.
 
-    The one writer of the contract: every name in `metrics`, `bleu_stats` and
-    `sentence_scores` must be declared by `chapter` (`declared`), and the document must pass
-    the checks `read` applies, so a file the report would reject or never look up is not
-    written. `extra` keys (per-direction details, a baseline's checkpoint) are kept as given.
+    The one writer of the contract: every name in `metrics`, `bleu_stats`,
+    `sentence_scores` and `groups` must be declared by `chapter` (`declared`), and the
+    document must pass the checks `read` applies, so a file the report would reject or never
+    look up is not written. `extra` keys (per-direction details, a baseline's checkpoint) are
+    kept as given.
     """
     document: dict[str, Any] = {
         "chapter": chapter,
@@ -215,9 +249,10 @@ def write(
         "metrics": dict(metrics),
         **({"bleu_stats": dict(bleu_stats)} if bleu_stats else {}),
         **({"sentence_scores": dict(sentence_scores)} if sentence_scores else {}),
+        **({"groups": {k: [list(g) for g in v] for k, v in groups.items()}} if groups else {}),
         **extra,
     }
-    names = [*metrics, *(bleu_stats or {}), *(sentence_scores or {})]
+    names = [*metrics, *(bleu_stats or {}), *(sentence_scores or {}), *(groups or {})]
     declared(chapter).check(names, str(path))
     _contents(document, path)
     atomic_write_text(path, json.dumps(document, indent=1, sort_keys=True) + "\n")
@@ -226,8 +261,14 @@ def write(
 
 def _contents(
     data: Any, path: Path
-) -> tuple[dict[str, float], dict[str, list[list[float]]], dict[str, list[float]]]:
-    """Check a metrics document against the contract: (metrics, bleu_stats, sentence_scores)."""
+) -> tuple[
+    dict[str, float],
+    dict[str, list[list[float]]],
+    dict[str, list[float]],
+    dict[str, list[tuple[str, int]]],
+]:
+    """Check a metrics document against the contract: (metrics, bleu_stats, sentence_scores,
+    groups)."""
     if not isinstance(data, dict):
         raise MetricsFileError(f"{path}: expected a JSON object (see mlrep/report/metrics.py)")
     for key, kind in _REQUIRED.items():
@@ -255,7 +296,37 @@ def _contents(
             raise MetricsFileError(
                 f"{path}: sentence_scores.{name} must be a list of numbers, one per sentence"
             )
-    return metrics, stats, scores
+    return metrics, stats, scores, _groups(data.get("groups", {}), stats, scores, path)
+
+
+def _groups(
+    groups: Any, stats: dict[str, list], scores: dict[str, list], path: Path
+) -> dict[str, list[tuple[str, int]]]:
+    """Check ``groups``: per metric, [name, sentences] pairs that split its data exactly."""
+    checked: dict[str, list[tuple[str, int]]] = {}
+    for name, pairs in groups.items():
+        where = f"{path}: groups.{name}"
+        if not isinstance(pairs, list) or not pairs:
+            raise MetricsFileError(f"{where} must be a non-empty list of [name, sentences]")
+        if any(
+            not isinstance(p, list)
+            or len(p) != 2
+            or not isinstance(p[0], str)
+            or isinstance(p[1], bool)
+            or not isinstance(p[1], int)
+            or p[1] < 1
+            for p in pairs
+        ):
+            raise MetricsFileError(f"{where}: each entry must be [name, positive sentences]")
+        data = [found[name] for found in (stats, scores) if name in found]
+        total = sum(p[1] for p in pairs)
+        if not data or any(len(rows) != total for rows in data):
+            raise MetricsFileError(
+                f"{where}: its groups hold {total} sentences, but bleu_stats / "
+                f"sentence_scores.{name} hold {[len(rows) for rows in data]}"
+            )
+        checked[name] = [(p[0], p[1]) for p in pairs]
+    return checked
 
 
 @dataclass
@@ -271,6 +342,11 @@ class Results:
 
     def files(self) -> list[SeedResult]:
         return [r for group in self.runs.values() for r in group]
+
+    def floors(self) -> Results:
+        """The same runs and seeds with each metric's floor in place of the metric."""
+        runs = {key: [r.floor() for r in group] for key, group in self.runs.items()}
+        return Results(scale=self.scale, runs=runs, other_scales=self.other_scales)
 
 
 def existing_files(results_dir: Path) -> list[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mlrep.chapters import REGISTRY
-from mlrep.report.claims import Verdict, scale_note
+from mlrep.report.claims import Verdict, floor_text, number, scale_note
 from mlrep.report.provenance import datasets, stand_in
 
 CHAPTERS = {chapter.id: chapter.title for chapter in REGISTRY}
@@ -105,9 +105,6 @@ def _provenance(entry: TableEntry, scale: str, build: dict[str, Any]) -> str:
 
 
 def _ledger(verdicts: list[Verdict]) -> str:
-    def num(value: float | None) -> str:
-        return "–" if value is None else f"{value:.2f}"
-
     rows = []
     for v in verdicts:
         css = {"holds": "holds", "fails": "fails", "inconclusive": "inconclusive"}.get(
@@ -118,15 +115,17 @@ def _ledger(verdicts: list[Verdict]) -> str:
             f'<tr class="{css}"><td>{html.escape(v.claim["id"])}</td>'
             f"<td style='text-align:left;white-space:normal'>{html.escape(v.claim['claim'])}</td>"
             f"<td>{html.escape(v.citation)}</td>"
-            f"<td>{num(v.published_a)} / {num(v.published_b)}</td>"
-            f"<td>{num(v.measured_a)} / {num(v.measured_b)}</td>"
+            f"<td>{number(v.published_a)} / {number(v.published_b)}</td>"
+            f"<td>{number(v.measured_a)} / {number(v.measured_b)}</td>"
+            f"<td>{html.escape(floor_text(v))}</td>"
             f"<td>{html.escape(v.outcome)}</td><td>{html.escape(v.statistic or '–')}</td>"
             f"<td>{p}</td></tr>"
         )
     return (
         '<div class="scroll"><table id="claims"><thead><tr><th>id</th><th>claim</th>'
-        "<th>source</th><th>published a / b</th><th>measured a / b</th><th>outcome</th>"
-        f"<th>statistic</th><th>p</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        "<th>source</th><th>published a / b</th><th>measured a / b</th><th>floor a / b (p)</th>"
+        "<th>outcome</th><th>statistic</th><th>p</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 

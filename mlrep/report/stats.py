@@ -2,13 +2,17 @@
 
 BLEU is recomputed from per-sentence sufficient statistics (the same ten numbers sacrebleu
 accumulates), so a chapter stores them once in metrics.json and the ledger can resample test
-sets without the text (Koehn, 2004).
+sets without the text (Koehn, 2004). A compared quantity is a mean over test sets (the
+directions of a cell, the cells of a claim side) and seeds; `paired_differences` resamples
+each test set on its own and recomputes that mean (`SentenceSet`), so the statistic tests the
+number the report prints. Two-sided "within a margin" claims use two one-sided tests.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from sacrebleu.metrics import BLEU
@@ -34,18 +38,85 @@ def bleu_from_stats(totals: np.ndarray) -> float:
     return BLEU.compute_bleu(correct, total, hyp_len, ref_len, smooth_method="exp").score
 
 
-def _resample(
-    a: np.ndarray, b: np.ndarray, corpus: Callable[[np.ndarray], float], samples: int, seed: int
+@dataclass(frozen=True)
+class SentenceSet:
+    """One test set of a compared quantity: its per-sentence data at each seed, shaped
+    ``(seeds, sentences, width)`` (width 10 for BLEU statistics, 1 for per-sentence scores),
+    and its weight in the quantity.
+
+    A quantity is the weighted sum over test sets of the mean over seeds of each set's corpus
+    score: a claim side that is the mean of two cells, each the mean of three directions, has
+    six sets of weight 1/6. The bootstrap thus resamples sentences within each test set and
+    recomputes exactly the mean the report prints, never a score pooled across sets.
+    """
+
+    data: np.ndarray
+    weight: float = 1.0
+
+    @property
+    def sentences(self) -> int:
+        return int(self.data.shape[1])
+
+
+Score = Callable[[np.ndarray], np.ndarray]  # (seeds, sentences, width) -> one score per seed
+
+
+def corpus_bleu(data: np.ndarray) -> np.ndarray:
+    """BLEU of each seed's summed sentence statistics (a test set's corpus BLEU per seed)."""
+    return np.array([bleu_from_stats(seed.sum(axis=0)) for seed in data])
+
+
+def corpus_mean(data: np.ndarray) -> np.ndarray:
+    """The mean per-sentence score of each seed (a rate such as off-target, per seed)."""
+    return data.mean(axis=(1, 2))
+
+
+def quantity(
+    sets: Sequence[SentenceSet], score: Score, indices: Sequence[np.ndarray] | None = None
 ) -> float:
-    """One-sided p that `a`'s corpus score does not exceed `b`'s, resampling sentences."""
+    """The weighted mean over `sets` of the mean over seeds of `score`, on the sentences at
+    `indices` (one index array per set; None: every sentence once, the printed value)."""
+    total = 0.0
+    for number, test_set in enumerate(sets):
+        data = test_set.data if indices is None else test_set.data[:, indices[number]]
+        total += test_set.weight * float(np.mean(score(data)))
+    return total
+
+
+def paired_differences(
+    a: Sequence[SentenceSet], b: Sequence[SentenceSet], score: Score, samples: int, seed: int
+) -> np.ndarray:
+    """`samples` bootstrap replicates of ``quantity(a) - quantity(b)``.
+
+    Each replicate resamples the sentences of every test set with replacement, with the same
+    indices for the paired sets of `a` and `b` and for every seed (the same test sentences).
+    """
+    if len(a) != len(b) or any(x.sentences != y.sentences for x, y in zip(a, b, strict=True)):
+        raise ValueError(
+            "paired bootstrap needs equal-length test sets, got "
+            f"{[x.sentences for x in a]} and {[y.sentences for y in b]}"
+        )
     rng = np.random.default_rng(seed)
-    n = a.shape[0]
-    losses = 0
-    for _ in range(samples):
-        index = rng.integers(0, n, n)
-        if corpus(a[index]) <= corpus(b[index]):
-            losses += 1
-    return (losses + 1) / (samples + 1)
+    replicates = np.empty(samples)
+    for sample in range(samples):
+        indices = [rng.integers(0, x.sentences, x.sentences) for x in a]
+        replicates[sample] = quantity(a, score, indices) - quantity(b, score, indices)
+    return replicates
+
+
+def p_exceeds(differences: np.ndarray, margin: float = 0.0) -> float:
+    """One-sided bootstrap p that the difference does not exceed `margin`."""
+    return (int(np.sum(differences <= margin)) + 1) / (differences.size + 1)
+
+
+def p_within(differences: np.ndarray, margin: float) -> float:
+    """Bootstrap p that the difference is not within ``(-margin, margin)``: two one-sided
+    tests (TOST), each against one edge; the larger p decides."""
+    return max(p_exceeds(differences, -margin), p_exceeds(-differences, -margin))
+
+
+def _single(rows: np.ndarray) -> list[SentenceSet]:
+    return [SentenceSet(rows.reshape(1, rows.shape[0], -1))]
 
 
 def paired_bootstrap(
@@ -54,7 +125,8 @@ def paired_bootstrap(
     samples: int = 1000,
     seed: int = 12345,
 ) -> float:
-    """One-sided p that `better` is not better than `worse` in BLEU on the same test sentences.
+    """One-sided p that `better` is not better than `worse` in BLEU on the same test sentences
+    (one test set, one seed; `paired_differences` for several).
 
     Resamples sentences with replacement (the same indices for both systems) and counts how
     often the resampled BLEU of `better` fails to exceed that of `worse`.
@@ -62,7 +134,7 @@ def paired_bootstrap(
     a, b = np.asarray(better, dtype=float), np.asarray(worse, dtype=float)
     if a.shape != b.shape or a.ndim != 2 or a.shape[1] != 10:
         raise ValueError(f"paired bootstrap needs equal-length stats, got {a.shape} and {b.shape}")
-    return _resample(a, b, lambda rows: bleu_from_stats(rows.sum(axis=0)), samples, seed)
+    return p_exceeds(paired_differences(_single(a), _single(b), corpus_bleu, samples, seed))
 
 
 def paired_bootstrap_mean(
@@ -76,7 +148,7 @@ def paired_bootstrap_mean(
     a, b = np.asarray(higher, dtype=float), np.asarray(lower, dtype=float)
     if a.shape != b.shape or a.ndim != 1 or not a.size:
         raise ValueError(f"paired bootstrap needs equal-length scores, got {a.shape} and {b.shape}")
-    return _resample(a, b, np.mean, samples, seed)
+    return p_exceeds(paired_differences(_single(a), _single(b), corpus_mean, samples, seed))
 
 
 def sign_test(differences: Sequence[float]) -> float:
@@ -86,3 +158,10 @@ def sign_test(differences: Sequence[float]) -> float:
     if n == 0:
         return 1.0
     return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2**n
+
+
+def sign_test_within(differences: Sequence[float], margin: float) -> float:
+    """Exact sign-test p that the differences are not within ``(-margin, margin)`` (TOST)."""
+    return max(
+        sign_test([margin - d for d in differences]), sign_test([d + margin for d in differences])
+    )
