@@ -2,6 +2,7 @@
 the synthetic cipher corpus, eflomal lower than fast_align as in the literature."""
 
 import pytest
+import systran_align
 
 from mlrep.align import backends, bitext, cipher
 from mlrep.align.pharaoh import GoldLine
@@ -63,7 +64,6 @@ def test_directions_are_asymmetric_and_printed_source_target(cipher_corpus):
 
 def test_systran_align_cannot_serve_reverse_runs(tmp_path):
     """Why the fast_align backend is sil-thot: systran-align only returns symmetrized links."""
-    systran_align = pytest.importorskip("systran_align")
     corpus = tmp_path / "in.txt"
     corpus.write_text("a b ||| x y\nb c ||| y z\n", encoding="utf-8")
     systran_align.generate_alignment_probabilities(

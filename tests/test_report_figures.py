@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 import yaml
+from scipy import stats
 
 from mlrep import config
 from mlrep.chapters.ch8_layernorm import grid
@@ -194,7 +195,6 @@ def test_points_file_errors_name_file_and_line(tmp_path):
 
 
 def test_kde_matches_scipy_and_integrates_to_one():
-    stats = pytest.importorskip("scipy.stats")
     points = np.random.default_rng(1).normal(size=(400, 2)) @ np.array([[1.0, 0.6], [0.0, 0.8]])
     xs, ys = np.linspace(-5, 5, 60), np.linspace(-4, 4, 50)
     ours = kde(points, xs, ys)

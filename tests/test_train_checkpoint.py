@@ -22,9 +22,82 @@ def test_save_keeps_the_newest_and_ignores_partial_files(tmp_path):
     ckpt = Checkpoints(tmp_path, keep=2)
     for step in (5, 10, 15):
         ckpt.save(step, {"step": step})
-    (tmp_path / ".step-crashed.partial").write_bytes(b"half a checkpoint")
+    # what a save killed mid-write leaves (mlrep.io.atomic_file names its temporary file
+    # ".<name>.<random>.partial"), and a name that only an unanchored pattern would take
+    (tmp_path / f".{ckpt.path(20).name}.k2x9a.partial").write_bytes(b"half a checkpoint")
+    (tmp_path / f"{ckpt.path(20).name}.partial").write_bytes(b"half a checkpoint")
     assert ckpt.steps() == [10, 15]
     assert ckpt.load_latest() == {"step": 15}
+
+
+# A child process that saves step 5, then dies (SIGKILL from the test) halfway through writing
+# step 10: torch.save writes the first half of its bytes, syncs them and waits to be killed.
+_KILLED_MID_SAVE = """
+import io, os, sys, time
+from pathlib import Path
+import torch
+from mlrep.train import checkpoint
+
+folder = Path(sys.argv[1])
+ckpt = checkpoint.Checkpoints(folder, keep=1)
+ckpt.save(5, {"step": 5, "model": torch.arange(1000.0)})
+
+real_save = torch.save
+
+def half_then_hang(payload, handle):
+    buffer = io.BytesIO()
+    real_save(payload, buffer)
+    handle.write(buffer.getvalue()[: len(buffer.getvalue()) // 2])
+    handle.flush()
+    os.fsync(handle.fileno())
+    print("half written", flush=True)
+    time.sleep(120)
+
+checkpoint.torch.save = half_then_hang
+ckpt.save(10, {"step": 10, "model": torch.zeros(1000)})
+"""
+
+
+def test_a_save_killed_mid_write_leaves_the_previous_checkpoint_loadable(tmp_path):
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_MID_SAVE, str(tmp_path)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout.readline() == "half written\n"
+    finally:
+        proc.kill()
+        proc.wait(timeout=60)
+    # the half-written file is there, under a name no loader takes
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name != "step-000000005.pt"]
+    assert len(leftovers) == 1 and leftovers[0].endswith(".partial")
+    assert (tmp_path / leftovers[0]).stat().st_size > 0
+    ckpt = Checkpoints(tmp_path, keep=1)
+    assert ckpt.steps() == [5]
+    state = ckpt.load_latest()
+    assert state["step"] == 5 and torch.equal(state["model"], torch.arange(1000.0))
+    # the rerun saves over it as usual
+    ckpt.save(10, {"step": 10})
+    assert ckpt.steps() == [10] and ckpt.load_latest() == {"step": 10}
+
+
+def test_a_save_that_fails_mid_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
+    """A write error (disk full) halfway: the error surfaces, nothing half-written remains."""
+    ckpt = Checkpoints(tmp_path, keep=1)
+    ckpt.save(5, {"step": 5})
+
+    def half_then_fail(payload, handle):
+        handle.write(b"the first half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(torch, "save", half_then_fail)
+    with pytest.raises(OSError, match="No space left"):
+        ckpt.save(10, {"step": 10})
+    assert [p.name for p in tmp_path.iterdir()] == ["step-000000005.pt"]
+    monkeypatch.undo()
+    assert ckpt.steps() == [5] and ckpt.load_latest() == {"step": 5}
 
 
 def _job(folder: Path, *extra: str) -> list[str]:

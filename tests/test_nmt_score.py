@@ -1,0 +1,214 @@
+"""`mlrep nmt score` against sacrebleu's own corpus BLEU on hand-made hypotheses (Chinese
+targets with sacrebleu's ``zh`` tokenizer, the others with ``13a``), and one Table 8.2 cell
+traced from a run's hypotheses through ``nmt score``, ``nmt metrics`` and ``report build``."""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+import sacrebleu
+
+from mlrep.cli import main
+from mlrep.nmt.data import Direction, directions
+from mlrep.nmt.score import score
+from mlrep.paths import Paths
+from tests.report_helpers import build_report
+
+LANGUAGES = ["de", "en", "zh"]
+REFERENCES = {
+    "en": [
+        "the cat sat on the mat near the door",
+        "we will meet again tomorrow at noon in the park",
+        "she reads a long book every evening before bed",
+        "the weather is cold and rainy today in the city",
+    ],
+    "de": [
+        "die Katze saß auf der Matte neben der Tür",
+        "wir treffen uns morgen um zwölf Uhr wieder im Park",
+        "sie liest jeden Abend vor dem Schlafen ein langes Buch",
+        "das Wetter ist heute in der Stadt kalt und regnerisch",
+    ],
+    "zh": [
+        "猫坐在门边的垫子上。",
+        "我们明天中午在公园再见面。",
+        "她每天晚上睡觉前读一本很长的书。",
+        "今天城里的天气又冷又多雨。",
+    ],
+}
+# Partial translations, different per source so that directions differ.
+HYPOTHESES = {
+    "en-de": [
+        "die Katze saß auf der Matte",
+        "wir treffen uns morgen im Park wieder",
+        "sie liest jeden Abend ein Buch",
+        "das Wetter ist heute kalt",
+    ],
+    "zh-de": [
+        "die Katze sitzt neben der Tür",
+        "wir sehen uns morgen im Park",
+        "sie liest ein langes Buch",
+        "das Wetter ist kalt und regnerisch",
+    ],
+    "de-en": [
+        "the cat sat on the mat",
+        "we meet tomorrow at noon",
+        "she reads a book every evening",
+        "the weather is cold today",
+    ],
+    "zh-en": [
+        "a cat sat near the door",
+        "we will meet in the park",
+        "she reads a long book",
+        "today the weather is cold",
+    ],
+    "en-zh": ["猫坐在垫子上。", "我们明天在公园见面。", "她每天晚上读书。", "今天天气很冷。"],
+    "de-zh": ["猫在门边。", "我们中午再见。", "她睡觉前读一本书。", "城里的天气又冷又多雨。"],
+}
+SYSTEM = "postnorm-s-enc-t-dec-w"
+
+
+def tokenize(lang: str) -> str:
+    """The thesis's protocol, written out here rather than imported: zh for Chinese."""
+    return {"zh": "zh"}.get(lang, "13a")
+
+
+def expected_bleu(name: str, hypotheses: dict[str, list[str]]) -> float:
+    d = Direction.parse(name)
+    refs = REFERENCES[d.tgt]
+    return sacrebleu.corpus_bleu(hypotheses[name], [refs], tokenize=tokenize(d.tgt)).score
+
+
+def write_dataset(text: Path) -> None:
+    """A prepared dataset's text folder: stats.json and every test direction's two sides."""
+    text.mkdir(parents=True)
+    (text / "stats.json").write_text(json.dumps({"languages": LANGUAGES}))
+    for d in directions(LANGUAGES):
+        for lang in (d.src, d.tgt):
+            lines = "".join(f"{line}\n" for line in REFERENCES[lang])
+            (text / f"test.{d.name}.{lang}").write_text(lines, encoding="utf-8")
+
+
+def write_hypotheses(folder: Path, hypotheses: dict[str, list[str]]) -> None:
+    folder.mkdir(parents=True)
+    for name, lines in hypotheses.items():
+        (folder / f"{name}.hyp").write_text("".join(f"{x}\n" for x in lines), encoding="utf-8")
+
+
+def test_bleu_of_each_direction_is_sacrebleus_corpus_bleu(tmp_path):
+    write_dataset(tmp_path / "text")
+    write_hypotheses(tmp_path / "hyp", HYPOTHESES)
+    result = score(tmp_path / "hyp", tmp_path / "text", directions(LANGUAGES))
+    metrics = result["metrics"]
+    for name in HYPOTHESES:
+        assert metrics[f"bleu_{name}"] == pytest.approx(expected_bleu(name, HYPOTHESES), abs=1e-9)
+        tok = tokenize(Direction.parse(name).tgt)
+        assert f"tok:{tok}" in result["directions"][name]["signature"]
+    zero_shot = [expected_bleu(n, HYPOTHESES) for n in ("zh-de", "de-zh")]
+    supervised = [expected_bleu(n, HYPOTHESES) for n in ("en-de", "de-en", "zh-en", "en-zh")]
+    assert metrics["zst_bleu"] == pytest.approx(statistics.fmean(zero_shot), abs=1e-9)
+    assert metrics["sup_bleu"] == pytest.approx(statistics.fmean(supervised), abs=1e-9)
+
+
+def test_chinese_targets_are_scored_on_characters():
+    """The fixture has teeth: scored with 13a, an unsegmented Chinese line is one word."""
+    refs = REFERENCES["zh"]
+    for name in ("en-zh", "de-zh"):
+        as_words = sacrebleu.corpus_bleu(HYPOTHESES[name], [refs], tokenize="13a").score
+        assert expected_bleu(name, HYPOTHESES) > as_words + 20
+
+
+def runaway(line: str, lang: str) -> str:
+    """A decoder that translates perfectly and then does not stop: the reference, then its
+    last word (character, in Chinese) repeated twice the reference's length."""
+    if lang == "zh":
+        return line + line[-2] * (2 * len(line))
+    words = line.split()
+    return " ".join(words + words[-1:] * (2 * len(words)))
+
+
+def test_hypotheses_are_scored_against_references_not_the_reverse(tmp_path):
+    """BLEU is asymmetric: three times too long, the output keeps every reference n-gram (BLEU
+    ≈ 30 from precision alone); scored the other way round, the brevity penalty (e^(1-3))
+    would leave ≈ 13."""
+    write_dataset(tmp_path / "text")
+    hypotheses = {
+        name: [runaway(line, tgt) for line in REFERENCES[tgt]]
+        for name, tgt in ((n, Direction.parse(n).tgt) for n in HYPOTHESES)
+    }
+    write_hypotheses(tmp_path / "hyp", hypotheses)
+    result = score(tmp_path / "hyp", tmp_path / "text", directions(LANGUAGES))
+    for name, hyps in hypotheses.items():
+        d = Direction.parse(name)
+        refs = REFERENCES[d.tgt]
+        swapped = sacrebleu.corpus_bleu(refs, [hyps], tokenize=tokenize(d.tgt)).score
+        assert expected_bleu(name, hypotheses) > swapped + 10, name
+        assert result["metrics"][f"bleu_{name}"] == pytest.approx(
+            expected_bleu(name, hypotheses), abs=1e-9
+        )
+
+
+def test_bleu_stats_are_each_directions_sentence_statistics(tmp_path):
+    """The bootstrap's rows: [hyp_len, ref_len, 4 matches, 4 totals] per sentence, in the
+    order of the directions, summing to sacrebleu's corpus statistics of each direction."""
+    write_dataset(tmp_path / "text")
+    write_hypotheses(tmp_path / "hyp", HYPOTHESES)
+    wanted = directions(LANGUAGES)
+    stats = score(tmp_path / "hyp", tmp_path / "text", wanted)["bleu_stats"]
+    for key, zero_shot in (("zst_bleu", True), ("sup_bleu", False)):
+        rows = stats[key]
+        for d in [d for d in wanted if d.zero_shot == zero_shot]:
+            block, rows = rows[:4], rows[4:]
+            corpus = sacrebleu.corpus_bleu(
+                HYPOTHESES[d.name], [REFERENCES[d.tgt]], tokenize=tokenize(d.tgt)
+            )
+            sums = [sum(column) for column in zip(*block, strict=True)]
+            assert sums == [corpus.sys_len, corpus.ref_len, *corpus.counts, *corpus.totals]
+        assert rows == []
+
+
+def worse(hypotheses: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Another seed's output: each line without its last word (or character, in Chinese)."""
+    return {
+        name: [line[:-2] if name.endswith("zh") else line.rsplit(" ", 1)[0] for line in lines]
+        for name, lines in hypotheses.items()
+    }
+
+
+def test_a_table_8_2_cell_is_traced_from_the_runs_hypotheses(tmp_path, capsys):
+    """Two seeds of one system: hypotheses → `nmt score` → `nmt metrics` → `report build`;
+    the cell is the mean over seeds of the mean zero-shot (supervised) BLEU of each seed."""
+    paths = Paths(tmp_path / "results", tmp_path / "reports", tmp_path / "resources")
+    data = paths.chapter_data("ch8_layernorm", "opus")
+    write_dataset(data / "text")
+    seeds = {1: HYPOTHESES, 2: worse(HYPOTHESES)}
+    for seed, hypotheses in seeds.items():
+        run = paths.run("ch8_layernorm", SYSTEM, seed, dataset="opus")
+        write_hypotheses(run / "hyp", hypotheses)
+        common = ["--section", "ch8_layernorm", "--scale", "tiny", "--hyp", str(run / "hyp")]
+        scores = str(run / "scores.json")
+        assert main(["nmt", "score", *common, "--data", str(data), "--out", scores]) == 0
+        metrics = ["nmt", "metrics", *common, "--scores", scores, "--seed", str(seed)]
+        out = ["--run", f"opus/{SYSTEM}", "--out", str(run / "metrics.json")]
+        assert main([*metrics, *out]) == 0
+    build_report(paths.results, paths.reports)
+    capsys.readouterr()
+    with open(paths.reports / "tables" / "thesis-table-8.2.csv", encoding="utf-8") as handle:
+        cells = {(r["row"], r["column"]): r for r in csv.DictReader(handle)}
+
+    def mean_over_seeds(names: tuple[str, ...]) -> float:
+        return statistics.fmean(
+            statistics.fmean(expected_bleu(n, hypotheses) for n in names)
+            for hypotheses in seeds.values()
+        )
+
+    for column, names in (
+        ("Zero-shot OPUS BLEU", ("zh-de", "de-zh")),
+        ("Supervised OPUS", ("en-de", "de-en", "zh-en", "en-zh")),
+    ):
+        cell = cells[(SYSTEM, column)]
+        assert cell["status"] == "measured" and cell["seeds"] == "1 2"
+        assert float(cell["measured"]) == pytest.approx(mean_over_seeds(names), rel=1e-5)
