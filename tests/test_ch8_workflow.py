@@ -59,7 +59,15 @@ def test_trimmed_chapter_8_run_fills_metrics_and_table_8_2(tiny_project, ch8_run
         cells = {(r["row"], r["column"]): r for r in csv.DictReader(handle)}
     for row in ("prenorm-s-enc-t-dec-w", "postnorm-t-enc-w", "pivot"):
         assert cells[(row, "Zero-shot IWSLT BLEU")]["status"] != "not run", row
-    assert cells[("prenorm-s-enc-t-dec-w", "Zero-shot IWSLT BLEU")]["measured"] != ""
+    # the cell is the run's zero-shot BLEU, the mean over its six zero-shot directions
+    prenorm = json.loads((runs / "prenorm-s-enc-t-dec-w/seed1/metrics.json").read_text())
+    metrics = prenorm["metrics"]
+    zero_shot = [f"bleu_{a}-{b}" for a in ("it", "nl", "ro") for b in ("it", "nl", "ro") if a != b]
+    zst = metrics["zst_bleu"]
+    assert zst == pytest.approx(sum(metrics[d] for d in zero_shot) / 6, abs=1e-6)
+    assert float(cells[("prenorm-s-enc-t-dec-w", "Zero-shot IWSLT BLEU")]["measured"]) == (
+        pytest.approx(zst, abs=0.01)
+    )
     assert cells[("postnorm-s-enc-t-dec-w", "Zero-shot IWSLT BLEU")]["status"] == "not run"
     assert cells[("prenorm-s-enc-t-dec-w", "Zero-shot OPUS BLEU")]["status"] == "not run"
 
