@@ -21,8 +21,10 @@ from mlrep.cliutil import (
     UsageError,
     add_options,
     effective,
+    fill,
     positive_int,
     resolved_params,
+    scale_of,
     settings_from,
 )
 from mlrep.io import atomic_directory
@@ -41,14 +43,6 @@ from mlrep.text import (
 )
 from mlrep.text.head_final import HeadFinalSettings, arguments_from_json, head_finalize
 from mlrep.text.tree import from_json, head_final_order
-
-
-def coverage(text: str) -> float:
-    """SentencePiece character coverage: in (0, 1], 1.0 being usual for small alphabets."""
-    value = float(text)
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"{value} is not in (0, 1]")
-    return value
 
 
 def non_negative(text: str) -> int:
@@ -261,37 +255,40 @@ def _gather(args: argparse.Namespace) -> int:
     return 0
 
 
-def _subword_options(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    """(scale, options): explicit flags over the params file's `--setting`/`--model` values."""
-    explicit = {k: getattr(args, k) for k in plan.SUBWORD_KEYS if getattr(args, k) is not None}
-    if len(explicit) == len(plan.SUBWORD_KEYS) and args.scale is not None:
-        return args.scale, explicit
-    if args.setting is None or args.model is None:
-        raise UsageError(
-            "give every subword option (--method --model-type --vocab-size "
-            "--character-coverage --merges) and --scale, or --setting and --model to read "
-            "the rest from the params file"
+def _subword_settings(args: argparse.Namespace) -> tuple[str, subwords.SubwordSettings]:
+    """(scale, settings): explicit options over the params file's `--setting`/`--model`
+    values."""
+
+    def fallback() -> dict[str, Any]:
+        if args.setting is None or args.model is None:
+            raise UsageError(
+                "give every subword option (--method --model-type --vocab-size "
+                "--character-coverage --merges), or --setting and --model to read the rest "
+                "from the params file"
+            )
+        return plan.subword_options(
+            resolved_params(args.params)["preprocess"], args.setting, args.model
         )
-    resolved = resolved_params(args.params)
-    options = plan.subword_options(resolved["preprocess"], args.setting, args.model)
-    return args.scale or resolved["scale"], {**options, **explicit}
+
+    where = f"{args.params}: preprocess.subwords.settings.{args.setting}"
+    return scale_of(args), fill(args, subwords.SubwordSettings, fallback, where)
 
 
 def _train_subwords(args: argparse.Namespace) -> int:
-    scale, opts = _subword_options(args)
+    scale, settings = _subword_settings(args)
     with atomic_directory(args.out) as staging:
-        if opts["method"] == "sentencepiece":
+        if settings.method == "sentencepiece":
             subwords.train_sentencepiece(
                 args.input,
                 staging / "spm",
-                opts["model_type"],
-                int(opts["vocab_size"]),
-                float(opts["character_coverage"]),
+                settings.model_type,
+                int(settings.vocab_size),
+                float(settings.character_coverage),
                 args.threads,
             )
         else:
-            subwords.learn_bpe(args.input, staging / "bpe.codes", int(opts["merges"]))
-        named = {"setting": args.setting, "model": args.model, **opts}
+            subwords.learn_bpe(args.input, staging / "bpe.codes", int(settings.merges))
+        named = {"setting": args.setting, "model": args.model, **asdict(settings)}
         record(staging, "text train-subwords", {"scale": scale, "preprocess": {"subwords": named}})
     return 0
 
@@ -402,11 +399,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     train = sub.add_parser("train-subwords", parents=[common], help="joint subword model")
     train.add_argument("--input", type=Path, nargs="+", required=True)
     train.add_argument("--out", type=Path, required=True, help="model folder")
-    train.add_argument("--method", choices=subwords.METHODS)
-    train.add_argument("--model-type", choices=subwords.MODEL_TYPES)
-    train.add_argument("--vocab-size", type=positive_int)
-    train.add_argument("--character-coverage", type=coverage)
-    train.add_argument("--merges", type=positive_int)
+    add_options(train, subwords.SubwordSettings)
     train.add_argument("--threads", type=positive_int, default=1)
     train.add_argument("--setting", help="preprocess.subwords.settings name (recorded)")
     train.add_argument("--model", help="the setting's model: a pair, or all (recorded)")
