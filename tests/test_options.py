@@ -19,12 +19,14 @@ from mlrep import cli
 from mlrep import config as cfg
 from mlrep.chapters.ch2_ems import runs
 from mlrep.cliutil import add_options, common_options, option_names, settings_from
-from mlrep.data import download
+from mlrep.data import download, tiny_corpus
+from mlrep.data.validate import Filters
 from mlrep.embed import settings as embed
 from mlrep.nmt import settings as nmt
 from mlrep.report import fill
 from mlrep.text import moses
 from mlrep.text.head_final import HeadFinalSettings
+from mlrep.text.subwords import SubwordSettings
 from tests.conftest import REPO
 
 PARAMS = cfg.load(cfg.load_yaml(REPO / "params.yaml"))
@@ -38,6 +40,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("nmt", "translate"): [(nmt.BeamSettings, ())],
     ("nmt", "states"): [(nmt.BeamSettings, ()), (nmt.StatesSettings, ())],
     ("nmt", "bleurt"): [(nmt.BleurtSettings, ())],
+    ("nmt", "prepare"): [(nmt.DataSettings, ()), (nmt.DatasetSettings, ())],
     ("ch2", "prepare"): [(embed.PrepareSettings, embed.VERB_SET)],
     ("ch2", "train"): [(embed.EmsConfig, embed.FROM_DATA), (embed.TrainSettings, embed.VERB_SET)],
     ("ch2", "evaluate"): [(embed.EvaluateSettings, ())],
@@ -45,9 +48,14 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("report", "build"): [(fill.ReportSettings, ())],
     ("report", "summary"): [(fill.ReportSettings, ())],
     ("data", "fetch"): [(download.Policy, download.CALLER_SET)],
+    ("data", "normalize"): [(Filters, ())],
+    ("data", "stand-in"): [(Filters, ())],
+    ("corpus", "sources"): [(tiny_corpus.Sources, ())],
+    ("corpus", "tiny"): [(tiny_corpus.Settings, ())],
     ("text", "tokenize"): [(moses.TokenizeSettings, ())],
     ("text", "detokenize"): [(moses.TokenizeSettings, ("normalize", "escape"))],
     ("text", "head-final"): [(HeadFinalSettings, ())],
+    ("text", "train-subwords"): [(SubwordSettings, ())],
 }
 
 
@@ -72,6 +80,11 @@ def test_a_verbs_options_are_its_settings_fields(verb):
         assert not missing, f"{' '.join(verb)} lacks options for {cls.__name__}: {missing}"
         untyped = {k for k in fields if options[k].type is None and options[k].choices is None}
         assert not untyped, f"{' '.join(verb)}: options without a type: {untyped}"
+        by_hand = {k for k in fields if getattr(options[k], "settings", None) is not cls}
+        assert not by_hand, (
+            f"{' '.join(verb)}: options spelled beside {cls.__name__} instead of by its fields "
+            f"(add_options): {by_hand}"
+        )
 
 
 def _keys(*sections: Mapping[str, Any]) -> set[str]:
@@ -105,6 +118,38 @@ def test_ch2_settings_are_the_params_keys():
     assert _keys(section["evaluate"]) == set(option_names(embed.EvaluateSettings))
     overridden = _keys(*(run or {} for run in section["runs"].values()), section["grid"]["values"])
     assert overridden <= model | train, f"runs change keys no verb reads: {overridden}"
+
+
+def test_nmt_prepare_settings_are_the_params_keys():
+    for section in NMT_SECTIONS:
+        assert _keys(PARAMS[section]["data"]) == set(option_names(nmt.DataSettings))
+        for name, dataset in PARAMS[section]["datasets"].items():
+            fields = set(option_names(nmt.DatasetSettings))
+            assert fields <= _keys(dataset), f"{section}.datasets.{name} lacks {fields}"
+
+
+def test_tiny_corpus_settings_are_the_params_keys():
+    assert _keys(PARAMS["data"]["tiny_corpus"]) == set(option_names(tiny_corpus.Settings))
+
+
+def _schema_keys(*path: str) -> set[str]:
+    """The keys the params schema allows under `path` (``*``: a user-keyed entry)."""
+    node = cfg.load_yaml(cfg.DEFAULT_SCHEMA)
+    for name in path:
+        node = node["additionalProperties"] if name == "*" else node["properties"][name]
+    return set(node["properties"])
+
+
+def test_filters_are_the_keys_of_a_dataset_block():
+    """A dataset block may leave a filter out (`Filters`' default applies), so a field and a
+    key that disagree would never fail at run time: the schema's keys are the fields."""
+    allowed = _schema_keys("data", "datasets", "*") - {"languages"}
+    assert allowed == set(option_names(Filters))
+
+
+def test_subword_settings_are_the_keys_of_a_subword_setting():
+    default = _keys(PARAMS["preprocess"]["subwords"]["default"])
+    assert set(option_names(SubwordSettings)) == default - {"joint"}
 
 
 def test_report_settings_are_the_params_keys():
