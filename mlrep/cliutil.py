@@ -187,6 +187,13 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
+
+
 def fraction(text: str) -> float:
     value = float(text)
     if not 0 < value < 1:

@@ -24,7 +24,8 @@ from mlrep.data.validate import Filters
 from mlrep.embed import settings as embed
 from mlrep.nmt import settings as nmt
 from mlrep.report import fill
-from mlrep.text import moses
+from mlrep.text import lines, moses
+from mlrep.text.cli import UNCAPPED, UNDO
 from mlrep.text.head_final import HeadFinalSettings
 from mlrep.text.subwords import SubwordSettings
 from tests.conftest import REPO
@@ -52,10 +53,13 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("data", "stand-in"): [(Filters, ())],
     ("corpus", "sources"): [(tiny_corpus.Sources, ())],
     ("corpus", "tiny"): [(tiny_corpus.Settings, ())],
-    ("text", "tokenize"): [(moses.TokenizeSettings, ())],
-    ("text", "detokenize"): [(moses.TokenizeSettings, ("normalize", "escape"))],
     ("text", "head-final"): [(HeadFinalSettings, ())],
     ("text", "train-subwords"): [(SubwordSettings, ())],
+    ("text", "tokenize"): [(moses.TokenizeSettings, ()), (lines.Limits, ())],
+    ("text", "detokenize"): [(moses.TokenizeSettings, UNDO), (lines.Limits, UNCAPPED)],
+    ("text", "segment"): [(lines.Limits, ())],
+    ("text", "parse"): [(lines.Limits, ())],
+    ("text", "encode-subwords"): [(lines.Limits, UNCAPPED)],
 }
 
 
@@ -163,6 +167,7 @@ def test_download_settings_are_params_keys():
 
 def test_preprocess_settings_are_the_params_keys():
     section = PARAMS["preprocess"]
+    assert set(option_names(lines.Limits)) <= _keys(section)
     assert _keys(section["tokenize"]) == set(option_names(moses.TokenizeSettings))
     assert _keys(section["head_final"]) == set(option_names(HeadFinalSettings))
 

@@ -260,18 +260,19 @@ def cli_reads() -> set[Key]:
                     and node.func.id == "settings_from"
                     and isinstance(node.args[2], ast.Tuple)
                 ):
-                    keys = option_names(_resolve(node.args[1], tree), _set_by_verb(node))
+                    keys = option_names(_resolve(node.args[1], tree), _set_by_verb(node, names))
                     for dotted in node.args[2].elts:
                         if isinstance(dotted, ast.Constant):
                             reads |= {(*dotted.value.split("."), key) for key in keys}
     return reads
 
 
-def _set_by_verb(call: ast.Call) -> list[str]:
-    """The fields a ``settings_from`` call fills itself: its keywords and its literal skip."""
-    names = [k.arg for k in call.keywords if k.arg != "skip"]
-    skipped = [ast.literal_eval(k.value) for k in call.keywords if k.arg == "skip"]
-    return names + [name for names_ in skipped for name in names_]
+def _set_by_verb(call: ast.Call, names: Mapping[str, list[ast.expr]]) -> list[str]:
+    """The fields a ``settings_from`` call fills itself: its keywords and what its skip
+    names (`_strings`)."""
+    given = [k.arg for k in call.keywords if k.arg != "skip"]
+    skipped = [_strings(k.value, names) for k in call.keywords if k.arg == "skip"]
+    return given + [name for names_ in skipped for name in names_]
 
 
 def _resolve(node: ast.expr, tree: ast.Module) -> type:

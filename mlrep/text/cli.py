@@ -20,7 +20,6 @@ from typing import Any
 from mlrep.cliutil import (
     UsageError,
     add_options,
-    effective,
     fill,
     positive_int,
     resolved_params,
@@ -44,12 +43,8 @@ from mlrep.text import (
 from mlrep.text.head_final import HeadFinalSettings, arguments_from_json, head_finalize
 from mlrep.text.tree import from_json, head_final_order
 
-
-def non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
-    return value
+UNDO = ("normalize", "escape")  # TokenizeSettings fields detokenization has no use for
+UNCAPPED = ("max_lines",)  # Limits fields of the steps after the corpus is read
 
 
 def _shard_lines(args: argparse.Namespace, max_lines: int) -> tuple[list[str], int]:
@@ -70,10 +65,9 @@ def _run(
     """Apply `transform` to the (shard of the) input within ``preprocess.max_chars``; returns
     the counts and the lines it was given. Steps that read the corpus are `capped` to its
     first ``preprocess.max_lines`` lines; later steps keep every line they are given."""
-    scale, opts = effective(
-        args, "preprocess", ("max_chars", "max_lines") if capped else ("max_chars",)
-    )
-    max_lines = int(opts["max_lines"]) if capped else 0
+    skip = () if capped else UNCAPPED
+    scale, limits = settings_from(args, lines.Limits, ("preprocess",), skip=skip)
+    max_lines = limits.max_lines
     source, total = _shard_lines(args, max_lines)
     if max_lines and total > max_lines:
         print(
@@ -81,7 +75,7 @@ def _run(
             "(preprocess.max_lines; --max-lines 0 keeps all)",
             file=sys.stderr,
         )
-    out, counts = lines.process(source, transform, int(opts["max_chars"]), passthrough, failed)
+    out, counts = lines.process(source, transform, limits.max_chars, passthrough, failed)
     counts.extra = {
         "scale": scale,
         "input": str(args.input),
@@ -116,12 +110,12 @@ def _tokenize(args: argparse.Namespace) -> int:
 
 
 def _detokenize(args: argparse.Namespace) -> int:
-    _, opts = effective(args, "preprocess.tokenize", ("backend",))
+    _, settings = settings_from(args, moses.TokenizeSettings, ("preprocess.tokenize",), skip=UNDO)
 
     def transform(batch: list[str]) -> list[str]:
-        return moses.detokenize(batch, args.lang, opts["backend"])
+        return moses.detokenize(batch, args.lang, settings.backend)
 
-    extra = {"tool": moses.backend_version(opts["backend"]), "lang": args.lang}
+    extra = {"tool": moses.backend_version(settings.backend), "lang": args.lang}
     _run(args, transform, extra)
     return 0
 
@@ -343,15 +337,14 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         choices=sorted(normalise.STEPS),
         help="language steps after normalisation (a dataset's preprocess.datasets.NAME.steps.LANG)",
     )
-    tok.add_argument("--max-chars", type=positive_int)
-    tok.add_argument("--max-lines", type=non_negative)
+    add_options(tok, lines.Limits)
     tok.set_defaults(func=_tokenize)
 
     detok = sub.add_parser("detokenize", parents=[common], help="Moses detokenize")
     _io(detok)
     detok.add_argument("--lang", required=True)
-    add_options(detok, moses.TokenizeSettings, skip=("normalize", "escape"))
-    detok.add_argument("--max-chars", type=positive_int)
+    add_options(detok, moses.TokenizeSettings, skip=UNDO)
+    add_options(detok, lines.Limits, skip=UNCAPPED)
     detok.set_defaults(func=_detokenize)
 
     seg = sub.add_parser("segment", parents=[common], help="ja/zh/ko/my/km word segmentation")
@@ -359,8 +352,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     seg.add_argument("--lang", required=True, choices=sorted(segment.SEGMENTERS))
     seg.add_argument("--bunsetsu", type=Path, help="also write Japanese bunsetsu spans here")
     seg.add_argument("--knp", type=Path, help="take words and bunsetsu from this KNP output")
-    seg.add_argument("--max-chars", type=positive_int)
-    seg.add_argument("--max-lines", type=non_negative)
+    add_options(seg, lines.Limits)
     seg.set_defaults(func=_segment)
 
     rknp = sub.add_parser("read-knp", help="words + bunsetsu spans from KNP output")
@@ -372,8 +364,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     _io(parse)
     parse.add_argument("--pretokenized", action="store_true", help="input words are spaced")
     parse.add_argument("--enju", type=Path, help="take trees from this Enju XML output")
-    parse.add_argument("--max-chars", type=positive_int)
-    parse.add_argument("--max-lines", type=non_negative)
+    add_options(parse, lines.Limits)
     parse.set_defaults(func=_parse)
 
     renju = sub.add_parser("read-enju", help="English trees from Enju XML output")
@@ -408,5 +399,5 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     enc = sub.add_parser("encode-subwords", parents=[common], help="apply a subword model")
     _io(enc)
     enc.add_argument("--model", type=Path, required=True, help="folder from train-subwords")
-    enc.add_argument("--max-chars", type=positive_int)
+    add_options(enc, lines.Limits, skip=UNCAPPED)
     enc.set_defaults(func=_encode_subwords)
