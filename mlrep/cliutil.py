@@ -28,7 +28,7 @@ class UsageError(MlrepError):
 
 Settings = TypeVar("Settings")
 # field metadata that `add_options` hands to argparse as they are
-ARGPARSE_METADATA = ("type", "nargs", "metavar")
+ARGPARSE_METADATA = ("type", "nargs", "metavar", "choices")
 
 
 def flags_from(section: Mapping[str, Any]) -> str:
@@ -67,16 +67,6 @@ def resolved_params(params_file: Path) -> dict[str, Any]:
 def scale_of(args: argparse.Namespace) -> str:
     """``--scale`` (rules pass it), else the params file's: what provenance records."""
     return args.scale or resolved_params(args.params)["scale"]
-
-
-def effective(args: argparse.Namespace, dotted: str, keys: Sequence[str]) -> tuple[str, dict]:
-    """(scale, values) for the keys a subcommand reads: explicit flags over the params file."""
-    explicit = {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
-    if len(explicit) == len(keys) and args.scale is not None:
-        return args.scale, explicit
-    resolved = resolved_params(args.params)
-    node = _node(resolved, dotted)
-    return args.scale or resolved["scale"], {k: explicit.get(k, node[k]) for k in keys}
 
 
 def option_names(cls: type, skip: Sequence[str] = ()) -> tuple[str, ...]:

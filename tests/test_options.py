@@ -22,6 +22,7 @@ from mlrep.cliutil import add_options, common_options, option_names, settings_fr
 from mlrep.data import download, tiny_corpus
 from mlrep.data.validate import Filters
 from mlrep.embed import settings as embed
+from mlrep.evaluate import classify, protocols, retrieval, search
 from mlrep.nmt import settings as nmt
 from mlrep.report import fill
 from mlrep.text import lines, moses
@@ -55,6 +56,14 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("corpus", "tiny"): [(tiny_corpus.Settings, ())],
     ("text", "head-final"): [(HeadFinalSettings, ())],
     ("text", "train-subwords"): [(SubwordSettings, ())],
+    ("eval", "retrieval"): [(retrieval.MarginSettings, ()), (search.SearchSettings, ())],
+    ("eval", "paracrawl"): [
+        (protocols.PoolSettings, ()),
+        (retrieval.MarginSettings, ()),
+        (search.SearchSettings, ()),
+    ],
+    ("eval", "bucc"): [(retrieval.MarginSettings, ()), (search.SearchSettings, ())],
+    ("eval", "classify"): [(classify.Settings, ())],
     ("text", "tokenize"): [(moses.TokenizeSettings, ()), (lines.Limits, ())],
     ("text", "detokenize"): [(moses.TokenizeSettings, UNDO), (lines.Limits, UNCAPPED)],
     ("text", "segment"): [(lines.Limits, ())],
@@ -154,6 +163,15 @@ def test_filters_are_the_keys_of_a_dataset_block():
 def test_subword_settings_are_the_keys_of_a_subword_setting():
     default = _keys(PARAMS["preprocess"]["subwords"]["default"])
     assert set(option_names(SubwordSettings)) == default - {"joint"}
+
+
+def test_evaluation_suite_settings_are_the_params_keys():
+    section = PARAMS["evaluate"]
+    margin = set(option_names(retrieval.MarginSettings))
+    assert _keys(section["search"]) == set(option_names(search.SearchSettings))
+    assert _keys(section["retrieval"]) == _keys(section["bucc"]) == margin
+    assert _keys(section["paracrawl"]) == margin | set(option_names(protocols.PoolSettings))
+    assert _keys(section["classify"]) == set(option_names(classify.Settings))
 
 
 def test_report_settings_are_the_params_keys():
