@@ -9,6 +9,7 @@ to the dataclass, or a field added but not to params.yaml, fails here rather tha
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 from collections.abc import Mapping
 from typing import Any
@@ -98,6 +99,25 @@ def test_a_verbs_options_are_its_settings_fields(verb):
             f"{' '.join(verb)}: options spelled beside {cls.__name__} instead of by its fields "
             f"(add_options): {by_hand}"
         )
+
+
+def test_only_cliutil_reads_options_by_name():
+    """A verb reads its settings through `settings_from`/`fill`: an option read by a computed
+    name (``{k: getattr(args, k) for k in KEYS}``) is a key list beside the dataclass."""
+    found = []
+    for path in sorted((REPO / "mlrep").rglob("*.py")):
+        if path.name == "cliutil.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "getattr"
+                and ast.unparse(node.args[0]) == "args"
+                and not isinstance(node.args[1], ast.Constant)
+            ):
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert not found, f"options read by a computed name: {', '.join(found)}"
 
 
 def _keys(*sections: Mapping[str, Any]) -> set[str]:
