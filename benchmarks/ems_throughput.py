@@ -21,7 +21,9 @@ import torch
 
 from mlrep import config as cfg
 from mlrep.chapters.ch2_ems import runs
+from mlrep.cliutil import option_names
 from mlrep.embed.model import Batch, EmsConfig, EmsModel, count_parameters
+from mlrep.embed.settings import FROM_DATA
 
 THESIS_SEC_PER_1K = 732  # Table 2.14, EMS, 4 × V100
 THESIS_BATCH = 152  # pairs per GPU step (spec §0.2)
@@ -38,7 +40,7 @@ def model_for(scale: str, languages: int) -> tuple[EmsModel, int]:
         vocab_size=prepare["vocab_size"],
         languages=languages,
         max_tokens=prepare["max_tokens"],
-        **{k: values[k] for k in (*runs.MODEL_KEYS, *runs.OBJECTIVE_KEYS)},
+        **{k: values[k] for k in option_names(EmsConfig, FROM_DATA)},
     )
     return EmsModel(config), values["batch_size"]
 

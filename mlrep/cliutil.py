@@ -9,10 +9,12 @@ resolved at its own scale); rules pass every value explicitly (`flags_from`), so
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
+import functools
 import shlex
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,6 +27,8 @@ class UsageError(MlrepError):
 
 
 Settings = TypeVar("Settings")
+# field metadata that `add_options` hands to argparse as they are
+ARGPARSE_METADATA = ("type", "nargs", "metavar", "choices")
 
 
 def flags_from(section: Mapping[str, Any]) -> str:
@@ -60,14 +64,9 @@ def resolved_params(params_file: Path) -> dict[str, Any]:
     return cfg.load(cfg.load_yaml(params_file), label=str(params_file))
 
 
-def effective(args: argparse.Namespace, dotted: str, keys: Sequence[str]) -> tuple[str, dict]:
-    """(scale, values) for the keys a subcommand reads: explicit flags over the params file."""
-    explicit = {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
-    if len(explicit) == len(keys) and args.scale is not None:
-        return args.scale, explicit
-    resolved = resolved_params(args.params)
-    node = _node(resolved, dotted)
-    return args.scale or resolved["scale"], {k: explicit.get(k, node[k]) for k in keys}
+def scale_of(args: argparse.Namespace) -> str:
+    """``--scale`` (rules pass it), else the params file's: what provenance records."""
+    return args.scale or resolved_params(args.params)["scale"]
 
 
 def option_names(cls: type, skip: Sequence[str] = ()) -> tuple[str, ...]:
@@ -94,19 +93,21 @@ def add_options(parser: argparse.ArgumentParser, cls: type, skip: Sequence[str] 
 
     The field is the one spelling of a setting: its name is the params.yaml key and the
     option, its annotation the option's type (``metadata["type"]`` a stricter parser, like
-    `positive_int`) and its ``metadata["help"]`` the help; an option left out is read from the
-    params file (`settings_from`), so none is required.
+    `positive_int`; ``nargs`` and ``metavar`` where a list's length is not "one or more") and
+    its ``metadata["help"]`` the help; an option left out is read from the params file
+    (`settings_from`), so none is required. Each option it adds names its dataclass
+    (``action.settings``), so tests can tell it from an option spelled by hand.
     """
     hints = typing.get_type_hints(cls)
     for field in dataclasses.fields(cls):
         if field.name in skip:
             continue
         kind = _option_type(hints[field.name])
-        if "type" in field.metadata:
-            kind["type"] = field.metadata["type"]
-        parser.add_argument(
+        kind.update({k: field.metadata[k] for k in ARGPARSE_METADATA if k in field.metadata})
+        action = parser.add_argument(
             "--" + field.name.replace("_", "-"), help=field.metadata.get("help"), **kind
         )
+        action.settings = cls  # type: ignore[attr-defined]
 
 
 def settings_from(
@@ -119,20 +120,37 @@ def settings_from(
     """(scale, settings): each field from its explicit option, else from the first params
     section (dotted path) that has the key; `given` fills the fields the verb sets itself and
     those in `skip` keep their defaults (as `add_options` leaves them out)."""
+    params = functools.cache(lambda: resolved_params(args.params))
+
+    def fallback() -> Mapping[str, Any]:
+        return collections.ChainMap(*(_node(params(), dotted) for dotted in sections))
+
+    where = f"{args.params}: {', '.join(sections)}"
+    settings = fill(args, cls, fallback, where, skip, **given)
+    return args.scale or params()["scale"], settings
+
+
+def fill(
+    args: argparse.Namespace,
+    cls: type[Settings],
+    fallback: Callable[[], Mapping[str, Any]],
+    where: str,
+    skip: Sequence[str] = (),
+    **given: Any,
+) -> Settings:
+    """The settings `cls`: each field from its explicit option, else from the mapping
+    `fallback` returns (called only when an option is left out: a verb given every option
+    reads no params file); `given` and `skip` as for `settings_from`. For verbs whose
+    fallback is computed (a run's values, a subword model's), not a params section."""
     keys = option_names(cls, skip=(*skip, *given))
-    explicit = {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
-    if len(explicit) == len(keys) and args.scale is not None:
-        return args.scale, cls(**explicit, **given)
-    resolved = resolved_params(args.params)
-    nodes = [_node(resolved, dotted) for dotted in sections]
-    values = dict(explicit)
-    for key in keys:
-        if key not in values:
-            found = [node[key] for node in nodes if key in node]
-            if not found:
-                raise UsageError(f"{args.params}: no {key!r} in {', '.join(sections)}")
-            values[key] = found[0]
-    return args.scale or resolved["scale"], cls(**values, **given)
+    values = {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
+    if len(values) < len(keys):
+        defaults = fallback()
+        missing = [k for k in keys if k not in values and k not in defaults]
+        if missing:
+            raise UsageError(f"{where}: no {', '.join(map(repr, missing))}")
+        values = {k: values[k] if k in values else defaults[k] for k in keys}
+    return cls(**values, **given)
 
 
 def _node(resolved: Mapping[str, Any], dotted: str) -> Any:
@@ -156,6 +174,13 @@ def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
+    return value
+
+
+def non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
     return value
 
 

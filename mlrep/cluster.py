@@ -14,7 +14,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from mlrep.cliutil import effective
+from mlrep.cliutil import scale_of
 from mlrep.io import atomic_write_text
 from mlrep.provenance import SLURM_VARIABLES, record
 
@@ -47,7 +47,7 @@ def probe() -> dict[str, Any]:
 
 
 def _probe(args: argparse.Namespace) -> int:
-    scale, _ = effective(args, "resources", ())
+    scale = scale_of(args)
     info = probe()
     atomic_write_text(args.out, json.dumps(info, indent=2) + "\n")
     record(args.out.parent, "cluster probe", {"scale": scale})

@@ -5,9 +5,10 @@ import torch
 
 from mlrep import config as cfg
 from mlrep.chapters.ch2_ems import runs
+from mlrep.cliutil import option_names
 from mlrep.embed.model import Batch, EmsConfig, EmsModel
 from mlrep.embed.objectives import margin_softmax
-from mlrep.embed.settings import EmsConfigError
+from mlrep.embed.settings import FROM_DATA, EmsConfigError
 from tests.conftest import REPO
 
 SECTION = cfg.load(cfg.load_yaml(REPO / "params.yaml"))[runs.SECTION]
@@ -20,7 +21,7 @@ def build(run: str) -> tuple[EmsModel, dict]:
         vocab_size=VOCAB,
         languages=3,
         max_tokens=8,
-        **{k: values[k] for k in runs.MODEL_KEYS},
+        **{k: values[k] for k in option_names(EmsConfig, FROM_DATA)},
     )
     torch.manual_seed(0)
     return EmsModel(config), values

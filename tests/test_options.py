@@ -9,6 +9,7 @@ to the dataclass, or a field added but not to params.yaml, fails here rather tha
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 from collections.abc import Mapping
 from typing import Any
@@ -19,12 +20,16 @@ from mlrep import cli
 from mlrep import config as cfg
 from mlrep.chapters.ch2_ems import runs
 from mlrep.cliutil import add_options, common_options, option_names, settings_from
-from mlrep.data import download
+from mlrep.data import download, tiny_corpus
+from mlrep.data.validate import Filters
 from mlrep.embed import settings as embed
+from mlrep.evaluate import classify, protocols, retrieval, search
 from mlrep.nmt import settings as nmt
 from mlrep.report import fill
-from mlrep.text import moses
+from mlrep.text import lines, moses
+from mlrep.text.cli import UNCAPPED, UNDO
 from mlrep.text.head_final import HeadFinalSettings
+from mlrep.text.subwords import SubwordSettings
 from tests.conftest import REPO
 
 PARAMS = cfg.load(cfg.load_yaml(REPO / "params.yaml"))
@@ -38,6 +43,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("nmt", "translate"): [(nmt.BeamSettings, ())],
     ("nmt", "states"): [(nmt.BeamSettings, ()), (nmt.StatesSettings, ())],
     ("nmt", "bleurt"): [(nmt.BleurtSettings, ())],
+    ("nmt", "prepare"): [(nmt.DataSettings, ()), (nmt.DatasetSettings, ())],
     ("ch2", "prepare"): [(embed.PrepareSettings, embed.VERB_SET)],
     ("ch2", "train"): [(embed.EmsConfig, embed.FROM_DATA), (embed.TrainSettings, embed.VERB_SET)],
     ("ch2", "evaluate"): [(embed.EvaluateSettings, ())],
@@ -45,9 +51,25 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("report", "build"): [(fill.ReportSettings, ())],
     ("report", "summary"): [(fill.ReportSettings, ())],
     ("data", "fetch"): [(download.Policy, download.CALLER_SET)],
-    ("text", "tokenize"): [(moses.TokenizeSettings, ())],
-    ("text", "detokenize"): [(moses.TokenizeSettings, ("normalize", "escape"))],
+    ("data", "normalize"): [(Filters, ())],
+    ("data", "stand-in"): [(Filters, ())],
+    ("corpus", "sources"): [(tiny_corpus.Sources, ())],
+    ("corpus", "tiny"): [(tiny_corpus.Settings, ())],
     ("text", "head-final"): [(HeadFinalSettings, ())],
+    ("text", "train-subwords"): [(SubwordSettings, ())],
+    ("eval", "retrieval"): [(retrieval.MarginSettings, ()), (search.SearchSettings, ())],
+    ("eval", "paracrawl"): [
+        (protocols.PoolSettings, ()),
+        (retrieval.MarginSettings, ()),
+        (search.SearchSettings, ()),
+    ],
+    ("eval", "bucc"): [(retrieval.MarginSettings, ()), (search.SearchSettings, ())],
+    ("eval", "classify"): [(classify.Settings, ())],
+    ("text", "tokenize"): [(moses.TokenizeSettings, ()), (lines.Limits, ())],
+    ("text", "detokenize"): [(moses.TokenizeSettings, UNDO), (lines.Limits, UNCAPPED)],
+    ("text", "segment"): [(lines.Limits, ())],
+    ("text", "parse"): [(lines.Limits, ())],
+    ("text", "encode-subwords"): [(lines.Limits, UNCAPPED)],
 }
 
 
@@ -72,6 +94,30 @@ def test_a_verbs_options_are_its_settings_fields(verb):
         assert not missing, f"{' '.join(verb)} lacks options for {cls.__name__}: {missing}"
         untyped = {k for k in fields if options[k].type is None and options[k].choices is None}
         assert not untyped, f"{' '.join(verb)}: options without a type: {untyped}"
+        by_hand = {k for k in fields if getattr(options[k], "settings", None) is not cls}
+        assert not by_hand, (
+            f"{' '.join(verb)}: options spelled beside {cls.__name__} instead of by its fields "
+            f"(add_options): {by_hand}"
+        )
+
+
+def test_only_cliutil_reads_options_by_name():
+    """A verb reads its settings through `settings_from`/`fill`: an option read by a computed
+    name (``{k: getattr(args, k) for k in KEYS}``) is a key list beside the dataclass."""
+    found = []
+    for path in sorted((REPO / "mlrep").rglob("*.py")):
+        if path.name == "cliutil.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "getattr"
+                and ast.unparse(node.args[0]) == "args"
+                and not isinstance(node.args[1], ast.Constant)
+            ):
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert not found, f"options read by a computed name: {', '.join(found)}"
 
 
 def _keys(*sections: Mapping[str, Any]) -> set[str]:
@@ -97,12 +143,55 @@ def test_nmt_settings_are_the_params_keys(section):
 
 def test_ch2_settings_are_the_params_keys():
     section = PARAMS[runs.SECTION]
-    assert _keys(section["model"], section["objective"]) == set(runs.MODEL_KEYS)
-    assert _keys(section["train"]) == set(runs.TRAIN_KEYS)
-    assert _keys(section["prepare"]) == set(runs.PREPARE_KEYS)
-    assert _keys(section["evaluate"]) == set(runs.EVALUATE_KEYS)
+    model = set(option_names(embed.EmsConfig, embed.FROM_DATA))
+    train = set(option_names(embed.TrainSettings, embed.VERB_SET))
+    assert _keys(section["model"], section["objective"]) == model
+    assert _keys(section["train"]) == train
+    assert _keys(section["prepare"]) == set(option_names(embed.PrepareSettings, embed.VERB_SET))
+    assert _keys(section["evaluate"]) == set(option_names(embed.EvaluateSettings))
     overridden = _keys(*(run or {} for run in section["runs"].values()), section["grid"]["values"])
-    assert overridden <= set(runs.RUN_KEYS), f"runs change keys no verb reads: {overridden}"
+    assert overridden <= model | train, f"runs change keys no verb reads: {overridden}"
+
+
+def test_nmt_prepare_settings_are_the_params_keys():
+    for section in NMT_SECTIONS:
+        assert _keys(PARAMS[section]["data"]) == set(option_names(nmt.DataSettings))
+        for name, dataset in PARAMS[section]["datasets"].items():
+            fields = set(option_names(nmt.DatasetSettings))
+            assert fields <= _keys(dataset), f"{section}.datasets.{name} lacks {fields}"
+
+
+def test_tiny_corpus_settings_are_the_params_keys():
+    assert _keys(PARAMS["data"]["tiny_corpus"]) == set(option_names(tiny_corpus.Settings))
+
+
+def _schema_keys(*path: str) -> set[str]:
+    """The keys the params schema allows under `path` (``*``: a user-keyed entry)."""
+    node = cfg.load_yaml(cfg.DEFAULT_SCHEMA)
+    for name in path:
+        node = node["additionalProperties"] if name == "*" else node["properties"][name]
+    return set(node["properties"])
+
+
+def test_filters_are_the_keys_of_a_dataset_block():
+    """A dataset block may leave a filter out (`Filters`' default applies), so a field and a
+    key that disagree would never fail at run time: the schema's keys are the fields."""
+    allowed = _schema_keys("data", "datasets", "*") - {"languages"}
+    assert allowed == set(option_names(Filters))
+
+
+def test_subword_settings_are_the_keys_of_a_subword_setting():
+    default = _keys(PARAMS["preprocess"]["subwords"]["default"])
+    assert set(option_names(SubwordSettings)) == default - {"joint"}
+
+
+def test_evaluation_suite_settings_are_the_params_keys():
+    section = PARAMS["evaluate"]
+    margin = set(option_names(retrieval.MarginSettings))
+    assert _keys(section["search"]) == set(option_names(search.SearchSettings))
+    assert _keys(section["retrieval"]) == _keys(section["bucc"]) == margin
+    assert _keys(section["paracrawl"]) == margin | set(option_names(protocols.PoolSettings))
+    assert _keys(section["classify"]) == set(option_names(classify.Settings))
 
 
 def test_report_settings_are_the_params_keys():
@@ -116,6 +205,7 @@ def test_download_settings_are_params_keys():
 
 def test_preprocess_settings_are_the_params_keys():
     section = PARAMS["preprocess"]
+    assert set(option_names(lines.Limits)) <= _keys(section)
     assert _keys(section["tokenize"]) == set(option_names(moses.TokenizeSettings))
     assert _keys(section["head_final"]) == set(option_names(HeadFinalSettings))
 

@@ -11,8 +11,8 @@ setting, and the keys its entries' schema declares are settings under ``*``
   command is rendered, so rule files, their input/params functions and the library code they
   hand the config to are all recorded. Handing a mapping over whole (``flags_from``,
   ``{**section}``, ``json.dumps``) reads each of its keys;
-- or a CLI reads it from ``--params``: `mlrep.cliutil.effective` with a literal section, or
-  `mlrep.cliutil.settings_from` with literal sections (the keys its dataclass's fields name).
+- or a CLI reads it from ``--params``: `mlrep.cliutil.settings_from` with literal sections
+  (the keys its dataclass's fields name).
 
 A key a rule renders with ``flags_from`` reaches a verb as an option, so every planned ``mlrep``
 command must also parse with `mlrep.cli.build_parser`: a key the verb has no option for fails
@@ -229,12 +229,13 @@ def _strings(node: ast.expr, names: Mapping[str, list[ast.expr]]) -> set[str]:
 
 
 def cli_reads() -> set[Key]:
-    """The settings CLIs read from ``--params``: `effective` calls with a literal section and
-    `settings_from` calls with literal sections.
+    """The settings CLIs read from ``--params``: `settings_from` calls with literal sections.
 
-    The keys are what the call's third argument names, directly or through a name assigned in
-    its function or module. The NMT verbs name their section at run time (``--section``); the
-    rules pass them every key they read, which the command check covers.
+    The keys are the fields of the call's dataclass, less those its keywords set or skip
+    (directly or through a name assigned in its function or module). The NMT verbs name their
+    section at run time (``--section``), and `mlrep.cliutil.fill`'s fallbacks are computed (a
+    run's values, a subword model's); the rules pass those verbs every key they read, which
+    the command check covers.
     """
     reads: set[Key] = set()
     for path in sorted((REPO / "mlrep").rglob("*.py")):
@@ -248,30 +249,22 @@ def cli_reads() -> set[Key]:
                 if (
                     isinstance(node, ast.Call)
                     and isinstance(node.func, ast.Name)
-                    and node.func.id == "effective"
-                    and len(node.args) == 3
-                    and isinstance(node.args[1], ast.Constant)
-                ):
-                    section = tuple(node.args[1].value.split("."))
-                    reads |= {(*section, key) for key in _strings(node.args[2], names)}
-                elif (
-                    isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Name)
                     and node.func.id == "settings_from"
                     and isinstance(node.args[2], ast.Tuple)
                 ):
-                    keys = option_names(_resolve(node.args[1], tree), _set_by_verb(node))
+                    keys = option_names(_resolve(node.args[1], tree), _set_by_verb(node, names))
                     for dotted in node.args[2].elts:
                         if isinstance(dotted, ast.Constant):
                             reads |= {(*dotted.value.split("."), key) for key in keys}
     return reads
 
 
-def _set_by_verb(call: ast.Call) -> list[str]:
-    """The fields a ``settings_from`` call fills itself: its keywords and its literal skip."""
-    names = [k.arg for k in call.keywords if k.arg != "skip"]
-    skipped = [ast.literal_eval(k.value) for k in call.keywords if k.arg == "skip"]
-    return names + [name for names_ in skipped for name in names_]
+def _set_by_verb(call: ast.Call, names: Mapping[str, list[ast.expr]]) -> list[str]:
+    """The fields a ``settings_from`` call fills itself: its keywords and what its skip
+    names (`_strings`)."""
+    given = [k.arg for k in call.keywords if k.arg != "skip"]
+    skipped = [_strings(k.value, names) for k in call.keywords if k.arg == "skip"]
+    return given + [name for names_ in skipped for name in names_]
 
 
 def _resolve(node: ast.expr, tree: ast.Module) -> type:

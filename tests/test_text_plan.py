@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 
 from mlrep import config as cfg
+from mlrep.cliutil import option_names
 from mlrep.data import registry
 from mlrep.paths import Paths
 from mlrep.text import plan
+from mlrep.text.subwords import SubwordSettings
 from tests.conftest import REPO
 
 PATHS = Paths(Path("r"), Path("rep"), Path("res"))
@@ -98,7 +100,7 @@ def test_chapter_settings_of_params_yaml_at_each_scale():
     assert plan.subword_model_of(tiny, "opus", "en-zh") == "all"
     ch5 = plan.subword_options(tiny, "ch5_wordcl", "all")
     assert (ch5["method"], ch5["vocab_size"]) == ("sentencepiece", 8000)
-    assert set(plan.SUBWORD_KEYS) == set(ch5)
+    assert set(option_names(SubwordSettings)) == set(ch5)
     for pre in (tiny, full):
         plan.check(pre)  # every setting's pairs are preprocessed
 

@@ -15,7 +15,9 @@ def _catalog(lang: str, prefix: str, sentences=SENTENCES) -> str:
 
 def _settings(**overrides) -> Settings:
     values = dict(
-        languages=None,
+        packages=["django"],
+        languages="all",
+        required_languages=[],
         valid_fraction=0.1,
         test_fraction=0.2,
         max_chars=200,
@@ -142,5 +144,5 @@ def test_language_selection(tmp_path, wheel_factory):
     wheel = wheel_factory("alpha", {"de": _catalog("de", "DE"), "fr": _catalog("fr", "FR")})
     out = tmp_path / "c"
     out.mkdir()
-    manifest = build([(_pin(wheel), wheel)], out, _settings(languages=("fr",)))
+    manifest = build([(_pin(wheel), wheel)], out, _settings(languages=["fr"]))
     assert set(manifest["languages"]) == {"fr"}

@@ -138,7 +138,13 @@ def _bitext(args: argparse.Namespace) -> int:
 def _gather(args: argparse.Namespace) -> int:
     config = None
     if args.record:
-        missing = [f"--{k}" for k in ("method", "stats", "tokens", "scale") if not getattr(args, k)]
+        given = {
+            "--method": args.method,
+            "--stats": args.stats,
+            "--tokens": args.tokens,
+            "--scale": args.scale,
+        }
+        missing = [flag for flag, value in given.items() if not value]
         if missing:
             raise UsageError(f"--record needs {', '.join(missing)}")
         config = runs.run_config(args.scale, args.method, args.stats, args.tokens, len(args.inputs))

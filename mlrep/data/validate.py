@@ -22,7 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -42,13 +42,20 @@ class StructuralError(MlrepError):
 
 @dataclass(frozen=True)
 class Filters:
-    """Content filters; each removes whole pairs and is counted in the metadata."""
+    """Content filters; each removes whole pairs and is counted in the metadata. The fields
+    are the keys of a ``data.datasets.<key>`` block (defaults where it has none) and the
+    options of ``mlrep data normalize`` and ``stand-in``."""
 
-    drop_empty: bool = True
-    max_chars: int = 0  # 0: no limit
-    drop_duplicates: bool = False
-    langid_sample: int = 0  # lines per file for the language-ID check; 0: off
-    max_lines: int = 0  # read at most this many lines per set (0: all), so tiny runs stay small
+    drop_empty: bool = field(default=True, metadata={"help": "drop pairs with an empty side"})
+    max_chars: int = field(default=0, metadata={"help": "drop longer pairs (0: no limit)"})
+    drop_duplicates: bool = field(default=False, metadata={"help": "drop repeated pairs"})
+    langid_sample: int = field(
+        default=0, metadata={"help": "lines per file for a language-ID check (0: off)"}
+    )
+    max_lines: int = field(
+        default=0,
+        metadata={"help": "read at most this many lines per set (0: all), so tiny runs stay small"},
+    )
 
 
 def _bad_character(line: str) -> str | None:

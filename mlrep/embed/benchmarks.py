@@ -382,7 +382,7 @@ def run(
         elif name == "paracrawl":
             found, info = paracrawl(encode, folder, spec, evaluate["paracrawl"], block_size)
         elif name in CLASSIFICATION:
-            settings = classify.Settings.from_params(evaluate["classify"])
+            settings = classify.Settings(**evaluate["classify"])
             found, info = classification(encode, folder, name, spec, settings)
         else:
             raise BenchmarkError(f"unknown benchmark {name!r}; known: {', '.join(NAMES)}")

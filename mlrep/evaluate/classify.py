@@ -11,12 +11,13 @@ the epoch with the best dev accuracy (a later epoch wins a tie). Runs differ onl
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from mlrep.cliutil import positive_int
 from mlrep.evaluate import embeddings
 from mlrep.io import read_lines
 
@@ -27,30 +28,23 @@ class LabelError(embeddings.EmbeddingError):
 
 @dataclass(frozen=True)
 class Settings:
-    """The classifier and its training; defaults are LASER's MLDoc choices."""
+    """The classifier and its training: params.yaml ``evaluate.classify`` and the options of
+    ``mlrep eval classify``; defaults are LASER's MLDoc choices."""
 
-    hidden: tuple[int, ...] = (10, 8)
-    dropout: float = 0.2
-    lr: float = 1e-3
-    weight_decay: float = 0.0
-    epochs: int = 500
-    batch_size: int = 12
-    runs: int = 5
-    seed: int = 1
+    hidden: tuple[int, ...] = field(
+        default=(10, 8),
+        metadata={"type": positive_int, "nargs": "*", "help": "hidden layer sizes"},
+    )
+    dropout: float = field(default=0.2, metadata={"help": "dropout probability"})
+    lr: float = field(default=1e-3, metadata={"help": "Adam learning rate"})
+    weight_decay: float = field(default=0.0, metadata={"help": "Adam weight decay"})
+    epochs: int = field(default=500, metadata={"type": positive_int, "help": "training epochs"})
+    batch_size: int = field(default=12, metadata={"type": positive_int, "help": "batch size"})
+    runs: int = field(default=5, metadata={"type": positive_int, "help": "runs averaged"})
+    seed: int = field(default=1, metadata={"help": "seed of the first run"})
 
-    @classmethod
-    def from_params(cls, section: dict) -> Settings:
-        """The settings of params.yaml ``evaluate.classify`` (or the same keys from flags)."""
-        return cls(
-            hidden=tuple(int(h) for h in section["hidden"]),
-            dropout=float(section["dropout"]),
-            lr=float(section["lr"]),
-            weight_decay=float(section["weight_decay"]),
-            epochs=int(section["epochs"]),
-            batch_size=int(section["batch_size"]),
-            runs=int(section["runs"]),
-            seed=int(section["seed"]),
-        )
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hidden", tuple(self.hidden))  # a params.yaml list
 
 
 @dataclass(frozen=True)

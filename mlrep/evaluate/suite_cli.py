@@ -11,13 +11,13 @@ import argparse
 import json
 from pathlib import Path
 
-from mlrep.cliutil import effective, positive_int
-from mlrep.evaluate import classify, embeddings, mining, protocols, retrieval
+from mlrep.cliutil import add_options, settings_from
+from mlrep.evaluate import classify, embeddings, mining, protocols, retrieval, search
 from mlrep.io import atomic_write_text, read_lines
 
 
 def _block_size(args: argparse.Namespace) -> int:
-    return int(effective(args, "evaluate.search", ("block_size",))[1]["block_size"])
+    return settings_from(args, search.SearchSettings, ("evaluate.search",))[1].block_size
 
 
 def _emit(result: dict, out: Path | None) -> int:
@@ -29,36 +29,34 @@ def _emit(result: dict, out: Path | None) -> int:
 
 
 def _retrieval(args: argparse.Namespace) -> int:
-    _, section = effective(args, "evaluate.retrieval", ("margin", "k"))
+    _, scoring = settings_from(args, retrieval.MarginSettings, ("evaluate.retrieval",))
     src, tgt = embeddings.load(args.src_emb), embeddings.load(args.tgt_emb)
     embeddings.check_aligned(src, tgt, str(args.src_emb), str(args.tgt_emb))
     text = read_lines(args.tgt_text, embeddings.EmbeddingError) if args.tgt_text else None
-    result = retrieval.evaluate(
-        src, tgt, section["margin"], int(section["k"]), _block_size(args), text
-    )
+    result = retrieval.evaluate(src, tgt, scoring.margin, scoring.k, _block_size(args), text)
     return _emit(result, args.out)
 
 
 def _paracrawl(args: argparse.Namespace) -> int:
-    keys = ("queries", "candidates", "margin", "k", "seed")
-    _, section = effective(args, "evaluate.paracrawl", keys)
+    _, pool = settings_from(args, protocols.PoolSettings, ("evaluate.paracrawl",))
+    _, scoring = settings_from(args, retrieval.MarginSettings, ("evaluate.paracrawl",))
     src, tgt = embeddings.load(args.src_emb), embeddings.load(args.tgt_emb)
     embeddings.check_aligned(src, tgt, str(args.src_emb), str(args.tgt_emb))
     result = protocols.pool(
         src,
         tgt,
-        int(section["queries"]),
-        int(section["candidates"]),
-        int(section["seed"]),
-        section["margin"],
-        int(section["k"]),
+        pool.queries,
+        pool.candidates,
+        pool.seed,
+        scoring.margin,
+        scoring.k,
         _block_size(args),
     )
     return _emit(result, args.out)
 
 
 def _bucc(args: argparse.Namespace) -> int:
-    _, section = effective(args, "evaluate.bucc", ("margin", "k"))
+    _, scoring = settings_from(args, retrieval.MarginSettings, ("evaluate.bucc",))
     test_files = (
         args.test_src_emb,
         args.test_tgt_emb,
@@ -73,7 +71,7 @@ def _bucc(args: argparse.Namespace) -> int:
         )
     train = mining.load_split(args.src_emb, args.tgt_emb, args.src_ids, args.tgt_ids, args.gold)
     test = mining.load_split(*test_files) if all(test_files) else None
-    result = mining.evaluate(train, test, int(section["k"]), section["margin"], _block_size(args))
+    result = mining.evaluate(train, test, scoring.k, scoring.margin, _block_size(args))
     pairs = result.pop("pairs")
     if args.pairs_out is not None:
         rows = "".join(f"{s}\t{t}\t{score:.6f}\t{int(gold)}\n" for s, t, score, gold in pairs)
@@ -82,14 +80,12 @@ def _bucc(args: argparse.Namespace) -> int:
 
 
 def _classify(args: argparse.Namespace) -> int:
-    keys = ("hidden", "dropout", "lr", "weight_decay", "epochs", "batch_size", "runs", "seed")
-    _, section = effective(args, "evaluate.classify", keys)
+    _, settings = settings_from(args, classify.Settings, ("evaluate.classify",))
     if len(args.test_emb) != len(args.test_labels):
         raise embeddings.EmbeddingError(
             f"{len(args.test_emb)} --test-emb files but {len(args.test_labels)} --test-labels "
             "files; give one label file per test embedding file, in the same order"
         )
-    settings = classify.Settings.from_params(section)
     train, classes = classify.load_labelled(args.train_emb, args.train_labels, None)
     dev, _ = classify.load_labelled(args.dev_emb, args.dev_labels, classes)
     tests = {
@@ -101,13 +97,9 @@ def _classify(args: argparse.Namespace) -> int:
     return _emit(result, args.out)
 
 
-def _margin_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--margin", choices=retrieval.MARGINS, help="absolute = plain cosine")
-    parser.add_argument("--k", type=positive_int, help="neighbours averaged in a margin score")
-
-
 def _shared(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--block-size", type=positive_int, help="rows per similarity block")
+    add_options(parser, retrieval.MarginSettings)
+    add_options(parser, search.SearchSettings)
     parser.add_argument("--out", type=Path, help="also write the JSON result here")
 
 
@@ -125,7 +117,6 @@ def register_suite(sub: argparse._SubParsersAction, common: argparse.ArgumentPar
     ret.add_argument(
         "--tgt-text", type=Path, help="target sentences: xSIM counts identical duplicates right"
     )
-    _margin_options(ret)
     _shared(ret)
     ret.set_defaults(func=_retrieval)
 
@@ -136,10 +127,7 @@ def register_suite(sub: argparse._SubParsersAction, common: argparse.ArgumentPar
     )
     para.add_argument("--src-emb", type=Path, required=True, help="query side, aligned rows")
     para.add_argument("--tgt-emb", type=Path, required=True, help="candidate side")
-    para.add_argument("--queries", type=positive_int)
-    para.add_argument("--candidates", type=positive_int)
-    para.add_argument("--seed", type=int)
-    _margin_options(para)
+    add_options(para, protocols.PoolSettings)
     _shared(para)
     para.set_defaults(func=_paracrawl)
 
@@ -164,7 +152,6 @@ def register_suite(sub: argparse._SubParsersAction, common: argparse.ArgumentPar
         type=Path,
         help="write the kept pairs (test split if given): src_id, tgt_id, score, in gold (1/0)",
     )
-    _margin_options(bucc)
     _shared(bucc)
     bucc.set_defaults(func=_bucc)
 
@@ -179,13 +166,6 @@ def register_suite(sub: argparse._SubParsersAction, common: argparse.ArgumentPar
     cls.add_argument("--dev-labels", type=Path, required=True)
     cls.add_argument("--test-emb", type=Path, nargs="+", required=True)
     cls.add_argument("--test-labels", type=Path, nargs="+", required=True)
-    cls.add_argument("--hidden", type=positive_int, nargs="*", help="hidden layer sizes")
-    cls.add_argument("--dropout", type=float)
-    cls.add_argument("--lr", type=float)
-    cls.add_argument("--weight-decay", type=float)
-    cls.add_argument("--epochs", type=positive_int)
-    cls.add_argument("--batch-size", type=positive_int)
-    cls.add_argument("--runs", type=positive_int)
-    cls.add_argument("--seed", type=int)
+    add_options(cls, classify.Settings)
     cls.add_argument("--out", type=Path, help="also write the JSON result here")
     cls.set_defaults(func=_classify)

@@ -20,26 +20,24 @@ from mlrep.cliutil import (
     UsageError,
     add_options,
     boolean,
-    effective,
     positive_int,
+    scale_of,
     settings_from,
 )
 from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
 from mlrep.report.metrics import METRICS_FILE, write
 
-_DATA_KEYS = ("max_train", "max_valid", "max_test", "max_length")
-
-
-def _values(args: argparse.Namespace, sub: str, keys: tuple[str, ...]) -> tuple[str, dict]:
-    return effective(args, f"{args.section}.{sub}", keys)
-
 
 def _prepare(args: argparse.Namespace) -> int:
     from mlrep.nmt import data, prepare
+    from mlrep.nmt.settings import DatasetSettings, DataSettings
 
-    scale, limits = _values(args, "data", _DATA_KEYS)
-    _, dataset = _values(args, f"datasets.{args.dataset}", ("languages", "splits"))
+    scale, data_settings = settings_from(args, DataSettings, (f"{args.section}.data",))
+    _, dataset_settings = settings_from(
+        args, DatasetSettings, (f"{args.section}.datasets.{args.dataset}",)
+    )
+    limits, dataset = asdict(data_settings), asdict(dataset_settings)
     detokenize = {
         "method": args.subword_method,
         "backend": args.backend,
@@ -209,7 +207,7 @@ def _metrics(args: argparse.Namespace) -> int:
     extra.update(metrics.layer_metrics(probes, args.svcca))
     if args.bleurt:
         extra.update(json.loads(args.bleurt.read_text(encoding="utf-8"))["metrics"])
-    scale, _ = effective(args, args.section, ())
+    scale = scale_of(args)
     doc = write(
         args.out,
         args.section,
@@ -239,6 +237,8 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         TRAIN_VERB_SET,
         BeamSettings,
         BleurtSettings,
+        DatasetSettings,
+        DataSettings,
         StatesSettings,
         TrainSettings,
     )
@@ -280,10 +280,8 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     prep.add_argument("--dataset", required=True, help="dataset name (params datasets.<name>)")
     prep.add_argument("--out", type=Path, required=True)
-    for key in _DATA_KEYS:
-        prep.add_argument(f"--{key.replace('_', '-')}", type=positive_int)
-    prep.add_argument("--languages", nargs="+")
-    prep.add_argument("--splits", nargs=3, metavar=("TRAIN", "VALID", "TEST"))
+    add_options(prep, DataSettings)
+    add_options(prep, DatasetSettings)
     prep.set_defaults(func=_prepare)
 
     trn = sub.add_parser(

@@ -13,6 +13,37 @@ from mlrep.cliutil import option_names, positive_int
 
 
 @dataclass(frozen=True)
+class DataSettings:
+    """params.yaml ``data``: how much of each split ``mlrep nmt prepare`` cuts (its options)."""
+
+    max_train: int = field(metadata={"type": positive_int, "help": "pairs per en-xx bitext"})
+    max_valid: int = field(metadata={"type": positive_int, "help": "lines per valid direction"})
+    max_test: int = field(metadata={"type": positive_int, "help": "lines per test direction"})
+    max_length: int = field(
+        metadata={"type": positive_int, "help": "training pairs with a longer side are left out"}
+    )
+
+
+@dataclass(frozen=True)
+class DatasetSettings:
+    """The entries of ``datasets.<name>`` that ``mlrep nmt prepare`` reads (its options)."""
+
+    languages: list[str] = field(metadata={"help": "the dataset's languages, English included"})
+    splits: list[str] = field(
+        metadata={
+            "nargs": 3,
+            "metavar": ("TRAIN", "VALID", "TEST"),
+            "help": "the preprocessed splits read as train, valid and test",
+        }
+    )
+
+
+def prepare_dataset_values(dataset: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of a ``datasets.<name>`` mapping that ``nmt prepare`` reads, for its rule."""
+    return {k: dataset[k] for k in option_names(DatasetSettings)}
+
+
+@dataclass(frozen=True)
 class TrainSettings:
     """Everything a training run reads. The fields are the params.yaml keys (``datasets.<name>``
     then ``train``) and the options of ``mlrep nmt train`` (`mlrep.cliutil.add_options`), less

@@ -20,9 +20,10 @@ from typing import Any
 from mlrep.cliutil import (
     UsageError,
     add_options,
-    effective,
+    fill,
     positive_int,
     resolved_params,
+    scale_of,
     settings_from,
 )
 from mlrep.io import atomic_directory
@@ -42,20 +43,8 @@ from mlrep.text import (
 from mlrep.text.head_final import HeadFinalSettings, arguments_from_json, head_finalize
 from mlrep.text.tree import from_json, head_final_order
 
-
-def coverage(text: str) -> float:
-    """SentencePiece character coverage: in (0, 1], 1.0 being usual for small alphabets."""
-    value = float(text)
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"{value} is not in (0, 1]")
-    return value
-
-
-def non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
-    return value
+UNDO = ("normalize", "escape")  # TokenizeSettings fields detokenization has no use for
+UNCAPPED = ("max_lines",)  # Limits fields of the steps after the corpus is read
 
 
 def _shard_lines(args: argparse.Namespace, max_lines: int) -> tuple[list[str], int]:
@@ -76,10 +65,9 @@ def _run(
     """Apply `transform` to the (shard of the) input within ``preprocess.max_chars``; returns
     the counts and the lines it was given. Steps that read the corpus are `capped` to its
     first ``preprocess.max_lines`` lines; later steps keep every line they are given."""
-    scale, opts = effective(
-        args, "preprocess", ("max_chars", "max_lines") if capped else ("max_chars",)
-    )
-    max_lines = int(opts["max_lines"]) if capped else 0
+    skip = () if capped else UNCAPPED
+    scale, limits = settings_from(args, lines.Limits, ("preprocess",), skip=skip)
+    max_lines = limits.max_lines
     source, total = _shard_lines(args, max_lines)
     if max_lines and total > max_lines:
         print(
@@ -87,7 +75,7 @@ def _run(
             "(preprocess.max_lines; --max-lines 0 keeps all)",
             file=sys.stderr,
         )
-    out, counts = lines.process(source, transform, int(opts["max_chars"]), passthrough, failed)
+    out, counts = lines.process(source, transform, limits.max_chars, passthrough, failed)
     counts.extra = {
         "scale": scale,
         "input": str(args.input),
@@ -122,12 +110,12 @@ def _tokenize(args: argparse.Namespace) -> int:
 
 
 def _detokenize(args: argparse.Namespace) -> int:
-    _, opts = effective(args, "preprocess.tokenize", ("backend",))
+    _, settings = settings_from(args, moses.TokenizeSettings, ("preprocess.tokenize",), skip=UNDO)
 
     def transform(batch: list[str]) -> list[str]:
-        return moses.detokenize(batch, args.lang, opts["backend"])
+        return moses.detokenize(batch, args.lang, settings.backend)
 
-    extra = {"tool": moses.backend_version(opts["backend"]), "lang": args.lang}
+    extra = {"tool": moses.backend_version(settings.backend), "lang": args.lang}
     _run(args, transform, extra)
     return 0
 
@@ -261,37 +249,40 @@ def _gather(args: argparse.Namespace) -> int:
     return 0
 
 
-def _subword_options(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    """(scale, options): explicit flags over the params file's `--setting`/`--model` values."""
-    explicit = {k: getattr(args, k) for k in plan.SUBWORD_KEYS if getattr(args, k) is not None}
-    if len(explicit) == len(plan.SUBWORD_KEYS) and args.scale is not None:
-        return args.scale, explicit
-    if args.setting is None or args.model is None:
-        raise UsageError(
-            "give every subword option (--method --model-type --vocab-size "
-            "--character-coverage --merges) and --scale, or --setting and --model to read "
-            "the rest from the params file"
+def _subword_settings(args: argparse.Namespace) -> tuple[str, subwords.SubwordSettings]:
+    """(scale, settings): explicit options over the params file's `--setting`/`--model`
+    values."""
+
+    def fallback() -> dict[str, Any]:
+        if args.setting is None or args.model is None:
+            raise UsageError(
+                "give every subword option (--method --model-type --vocab-size "
+                "--character-coverage --merges), or --setting and --model to read the rest "
+                "from the params file"
+            )
+        return plan.subword_options(
+            resolved_params(args.params)["preprocess"], args.setting, args.model
         )
-    resolved = resolved_params(args.params)
-    options = plan.subword_options(resolved["preprocess"], args.setting, args.model)
-    return args.scale or resolved["scale"], {**options, **explicit}
+
+    where = f"{args.params}: preprocess.subwords.settings.{args.setting}"
+    return scale_of(args), fill(args, subwords.SubwordSettings, fallback, where)
 
 
 def _train_subwords(args: argparse.Namespace) -> int:
-    scale, opts = _subword_options(args)
+    scale, settings = _subword_settings(args)
     with atomic_directory(args.out) as staging:
-        if opts["method"] == "sentencepiece":
+        if settings.method == "sentencepiece":
             subwords.train_sentencepiece(
                 args.input,
                 staging / "spm",
-                opts["model_type"],
-                int(opts["vocab_size"]),
-                float(opts["character_coverage"]),
+                settings.model_type,
+                int(settings.vocab_size),
+                float(settings.character_coverage),
                 args.threads,
             )
         else:
-            subwords.learn_bpe(args.input, staging / "bpe.codes", int(opts["merges"]))
-        named = {"setting": args.setting, "model": args.model, **opts}
+            subwords.learn_bpe(args.input, staging / "bpe.codes", int(settings.merges))
+        named = {"setting": args.setting, "model": args.model, **asdict(settings)}
         record(staging, "text train-subwords", {"scale": scale, "preprocess": {"subwords": named}})
     return 0
 
@@ -346,15 +337,14 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         choices=sorted(normalise.STEPS),
         help="language steps after normalisation (a dataset's preprocess.datasets.NAME.steps.LANG)",
     )
-    tok.add_argument("--max-chars", type=positive_int)
-    tok.add_argument("--max-lines", type=non_negative)
+    add_options(tok, lines.Limits)
     tok.set_defaults(func=_tokenize)
 
     detok = sub.add_parser("detokenize", parents=[common], help="Moses detokenize")
     _io(detok)
     detok.add_argument("--lang", required=True)
-    add_options(detok, moses.TokenizeSettings, skip=("normalize", "escape"))
-    detok.add_argument("--max-chars", type=positive_int)
+    add_options(detok, moses.TokenizeSettings, skip=UNDO)
+    add_options(detok, lines.Limits, skip=UNCAPPED)
     detok.set_defaults(func=_detokenize)
 
     seg = sub.add_parser("segment", parents=[common], help="ja/zh/ko/my/km word segmentation")
@@ -362,8 +352,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     seg.add_argument("--lang", required=True, choices=sorted(segment.SEGMENTERS))
     seg.add_argument("--bunsetsu", type=Path, help="also write Japanese bunsetsu spans here")
     seg.add_argument("--knp", type=Path, help="take words and bunsetsu from this KNP output")
-    seg.add_argument("--max-chars", type=positive_int)
-    seg.add_argument("--max-lines", type=non_negative)
+    add_options(seg, lines.Limits)
     seg.set_defaults(func=_segment)
 
     rknp = sub.add_parser("read-knp", help="words + bunsetsu spans from KNP output")
@@ -375,8 +364,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     _io(parse)
     parse.add_argument("--pretokenized", action="store_true", help="input words are spaced")
     parse.add_argument("--enju", type=Path, help="take trees from this Enju XML output")
-    parse.add_argument("--max-chars", type=positive_int)
-    parse.add_argument("--max-lines", type=non_negative)
+    add_options(parse, lines.Limits)
     parse.set_defaults(func=_parse)
 
     renju = sub.add_parser("read-enju", help="English trees from Enju XML output")
@@ -402,11 +390,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     train = sub.add_parser("train-subwords", parents=[common], help="joint subword model")
     train.add_argument("--input", type=Path, nargs="+", required=True)
     train.add_argument("--out", type=Path, required=True, help="model folder")
-    train.add_argument("--method", choices=subwords.METHODS)
-    train.add_argument("--model-type", choices=subwords.MODEL_TYPES)
-    train.add_argument("--vocab-size", type=positive_int)
-    train.add_argument("--character-coverage", type=coverage)
-    train.add_argument("--merges", type=positive_int)
+    add_options(train, subwords.SubwordSettings)
     train.add_argument("--threads", type=positive_int, default=1)
     train.add_argument("--setting", help="preprocess.subwords.settings name (recorded)")
     train.add_argument("--model", help="the setting's model: a pair, or all (recorded)")
@@ -415,5 +399,5 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     enc = sub.add_parser("encode-subwords", parents=[common], help="apply a subword model")
     _io(enc)
     enc.add_argument("--model", type=Path, required=True, help="folder from train-subwords")
-    enc.add_argument("--max-chars", type=positive_int)
+    add_options(enc, lines.Limits, skip=UNCAPPED)
     enc.set_defaults(func=_encode_subwords)

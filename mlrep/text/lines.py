@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mlrep.cliutil import non_negative, positive_int
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_write_text, count_lines, read_line_range
 from mlrep.io import read_lines as read_text_lines
@@ -24,6 +25,19 @@ META_SUFFIX = ".meta.json"
 
 class TextInputError(MlrepError):
     """An input text file that cannot be processed as it is."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """params.yaml ``preprocess.max_chars`` and ``max_lines``: the options of the line steps.
+    Only the steps that read the corpus take `max_lines` (later steps keep every line)."""
+
+    max_chars: int = field(
+        metadata={"type": positive_int, "help": "longer lines are passed through, not processed"}
+    )
+    max_lines: int = field(
+        default=0, metadata={"type": non_negative, "help": "keep the input's first lines (0: all)"}
+    )
 
 
 @dataclass

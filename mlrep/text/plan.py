@@ -30,10 +30,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mlrep.cliutil import option_names
 from mlrep.errors import MlrepError
 from mlrep.paths import Paths
+from mlrep.text.subwords import SubwordSettings
 
-SUBWORD_KEYS = ("method", "model_type", "vocab_size", "character_coverage", "merges")
 JOINT_MODEL = "all"  # the model name of a setting with `joint: all`
 LANGUAGE = r"[a-z]{2,3}(?:_[A-Z][a-z]{3})?"
 
@@ -104,7 +105,7 @@ def subword_options(section: Mapping[str, Any], setting: str, model: str) -> dic
     merged = subword_setting(section, setting)
     if model not in subword_models(section, setting):
         raise PlanError(f"preprocess.subwords.settings.{setting} has no model {model!r}")
-    options = {key: merged[key] for key in SUBWORD_KEYS}
+    options = {key: merged[key] for key in option_names(SubwordSettings)}
     options.update(merged.get("per_pair", {}).get(model, {}))
     return options
 

@@ -7,13 +7,43 @@ SentencePiece reads every sentence (no sampling), so the same input gives the sa
 
 from __future__ import annotations
 
+import argparse
 import io
+import typing
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
+from mlrep.cliutil import positive_int
 from mlrep.text.lines import TextInputError, read_lines
 
-METHODS = ("sentencepiece", "subword_nmt")
-MODEL_TYPES = ("unigram", "bpe")
+Method = Literal["sentencepiece", "subword_nmt"]
+ModelType = Literal["unigram", "bpe"]
+METHODS = typing.get_args(Method)
+MODEL_TYPES = typing.get_args(ModelType)
+
+
+def coverage(text: str) -> float:
+    """SentencePiece character coverage: in (0, 1], 1.0 being usual for small alphabets."""
+    value = float(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{value} is not in (0, 1]")
+    return value
+
+
+@dataclass(frozen=True)
+class SubwordSettings:
+    """One subword model's settings: the values of a ``preprocess.subwords`` setting (its
+    ``default``, overridden by the setting and ``per_pair``: `mlrep.text.plan.subword_options`)
+    and the options of ``mlrep text train-subwords``."""
+
+    method: Method = field(metadata={"help": "SentencePiece, or joint BPE with subword-nmt"})
+    model_type: ModelType = field(metadata={"help": "SentencePiece's model"})
+    vocab_size: int = field(metadata={"type": positive_int, "help": "SentencePiece's vocabulary"})
+    character_coverage: float = field(
+        metadata={"type": coverage, "help": "SentencePiece's character coverage, in (0, 1]"}
+    )
+    merges: int = field(metadata={"type": positive_int, "help": "subword-nmt's BPE merges"})
 
 
 def train_sentencepiece(

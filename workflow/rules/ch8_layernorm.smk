@@ -106,7 +106,7 @@ rule ch8_prepare:
             }
         ),
         dataset_flags=lambda w: flags_from(
-            ch8_grid.subset(CH8["datasets"][w.dataset], ("languages", "splits"))
+            nmt_settings.prepare_dataset_values(CH8["datasets"][w.dataset])
         ),
         flags=flags_from(CH8["data"]),
         scale=CFG["scale"],

@@ -9,14 +9,16 @@ machinery of `mlrep.embed`. Flags are the keys of params.yaml ``ch2_ems`` (``--f
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from mlrep.chapters.ch2_ems import runs
-from mlrep.cliutil import add_options, positive_int, resolved_params
+from mlrep.cliutil import add_options, fill, positive_int, resolved_params, settings_from
 from mlrep.device import visible
 from mlrep.embed import settings as embed_settings
 from mlrep.embed.baselines import LOADERS
@@ -40,14 +42,6 @@ def _scale(args: argparse.Namespace) -> str:
     return args.scale or _section(args)[0]
 
 
-def _values(args: argparse.Namespace, keys: tuple[str, ...], defaults) -> dict[str, Any]:
-    """Explicit flags, else the params file's values (`defaults` is called only if needed)."""
-    explicit = {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
-    if len(explicit) == len(keys):
-        return explicit
-    return {k: explicit.get(k, v) for k, v in defaults().items() if k in keys}
-
-
 def _require(path: Path, made_by: str) -> Path:
     if not path.exists():
         raise MissingInputError(f"{path} not found: run `{made_by}` first")
@@ -57,36 +51,50 @@ def _require(path: Path, made_by: str) -> Path:
 def _prepare(args: argparse.Namespace) -> int:
     from mlrep.embed import data
 
-    values = _values(args, runs.PREPARE_KEYS, lambda: _section(args)[1]["prepare"])
-    settings = embed_settings.PrepareSettings(**values, threads=args.threads)
+    scale, settings = settings_from(
+        args,
+        embed_settings.PrepareSettings,
+        (f"{runs.SECTION}.prepare",),
+        threads=args.threads,
+    )
     for source in args.sources:
         _require(source, "snakemake " + str(source))
     with atomic_directory(args.out) as staging:
         info = data.prepare(list(args.sources), staging, settings)
-        record(staging, "ch2 prepare", {"scale": _scale(args), runs.SECTION: {"prepare": values}})
+        prepare = _recorded(settings, embed_settings.VERB_SET)
+        record(staging, "ch2 prepare", {"scale": scale, runs.SECTION: {"prepare": prepare}})
     print(json.dumps({"out": str(args.out), "languages": len(info["languages"]) - 1}))
     return 0
 
 
-def _model_config(data_dir: Path, values: dict[str, Any]):
-    info = json.loads(_require(data_dir / "languages.json", "mlrep ch2 prepare").read_text())
-    return embed_settings.EmsConfig(
-        vocab_size=info["vocab_size"],
-        languages=len(info["languages"]),
-        max_tokens=info["max_tokens"],
-        **{k: values[k] for k in runs.MODEL_KEYS},
-    )
+def _recorded(settings: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A settings dataclass as its params.yaml keys, for the frozen config."""
+    return {k: v for k, v in asdict(settings).items() if k not in skip}
 
 
 def _train(args: argparse.Namespace) -> int:
     from mlrep.embed import train
     from mlrep.embed.data import PairArrays
 
-    values = _values(args, runs.RUN_KEYS, lambda: runs.run_values(_section(args)[1], args.run))
-    config = _model_config(args.data, values)
-    settings = embed_settings.TrainSettings(
-        **{k: values[k] for k in runs.TRAIN_KEYS}, seed=args.seed, threads=args.threads
+    run = functools.cache(lambda: runs.run_values(_section(args)[1], args.run))
+    where = f"{args.params}: {runs.SECTION} run {args.run}"
+    info = json.loads(_require(args.data / "languages.json", "mlrep ch2 prepare").read_text())
+    config = fill(
+        args,
+        embed_settings.EmsConfig,
+        run,
+        where,
+        vocab_size=info["vocab_size"],
+        languages=len(info["languages"]),
+        max_tokens=info["max_tokens"],
     )
+    settings = fill(
+        args, embed_settings.TrainSettings, run, where, seed=args.seed, threads=args.threads
+    )
+    values = {
+        **_recorded(config, embed_settings.FROM_DATA),
+        **_recorded(settings, embed_settings.VERB_SET),
+    }
     train_data = PairArrays.load(_require(args.data / "train.npz", "mlrep ch2 prepare"))
     valid_path = args.data / "valid.npz"
     valid = PairArrays.load(valid_path) if valid_path.exists() else None
@@ -123,7 +131,10 @@ def _settings(args: argparse.Namespace) -> tuple[dict[str, Any], Path]:
 
 
 def _score(
-    args: argparse.Namespace, encode, values: dict[str, Any], metrics: dict[str, float]
+    args: argparse.Namespace,
+    encode,
+    evaluation: embed_settings.EvaluateSettings,
+    metrics: dict[str, float],
 ) -> dict[str, Any]:
     """Tatoeba and every benchmark with a dataset, added to `metrics`; the protocol details
     (pairs shared, thresholds, mined pairs outside the gold: Table 2.8) go to
@@ -132,7 +143,7 @@ def _score(
 
     if args.tatoeba is not None:
         folder = _require(args.tatoeba, "snakemake " + str(args.tatoeba))
-        metrics.update(evaluate.tatoeba(encode, folder, values["tatoeba_pairs"]))
+        metrics.update(evaluate.tatoeba(encode, folder, evaluation.tatoeba_pairs))
     if not args.benchmarks:
         return {"tatoeba": str(args.tatoeba)}
     settings, data_root = _settings(args)
@@ -163,8 +174,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     from mlrep.embed.data import PairArrays, Tokenizer
 
     torch.set_num_threads(args.threads)
-    values = _values(args, runs.EVALUATE_KEYS, lambda: _section(args)[1]["evaluate"])
-    batch_size = values["encode_batch_size"]
+    _, evaluation = settings_from(
+        args, embed_settings.EvaluateSettings, (f"{runs.SECTION}.evaluate",)
+    )
+    batch_size = evaluation.encode_batch_size
     model = train.load_model(_require(args.model, "mlrep ch2 train")).to(visible().device)
     info = json.loads(_require(args.data / "languages.json", "mlrep ch2 prepare").read_text())
     summary = json.loads((args.model.parent / train.SUMMARY_FILE).read_text())
@@ -182,12 +195,12 @@ def _evaluate(args: argparse.Namespace) -> int:
         test = PairArrays.load(test_path)
         metrics.update(evaluate.heldout(model, test, info["languages"], batch_size))
     tokenizer = Tokenizer(args.data / "spm.model", info["lowercase"], info["max_tokens"])
-    scored = _score(args, evaluate.encoder(model, tokenizer, batch_size), values, metrics)
+    scored = _score(args, evaluate.encoder(model, tokenizer, batch_size), evaluation, metrics)
     scale = _write_metrics(args, args.run, args.seed, metrics)
     # the run folder's frozen config: what trained it (written by train) plus how it was scored
     frozen = args.model.parent / "config.yaml"
     trained = yaml.safe_load(frozen.read_text()) if frozen.exists() else {}
-    section = {**trained.get(runs.SECTION, {}), "evaluate": values, **scored}
+    section = {**trained.get(runs.SECTION, {}), "evaluate": asdict(evaluation), **scored}
     record(args.out.parent, "ch2 evaluate", {"scale": scale, runs.SECTION: section})
     return 0
 
@@ -199,7 +212,9 @@ def _baseline(args: argparse.Namespace) -> int:
     from mlrep.embed import baselines
 
     torch.set_num_threads(args.threads)
-    values = _values(args, runs.EVALUATE_KEYS, lambda: _section(args)[1]["evaluate"])
+    _, evaluation = settings_from(
+        args, embed_settings.EvaluateSettings, (f"{runs.SECTION}.evaluate",)
+    )
     folder = _require(args.checkpoint, f"mlrep ch2 fetch --name {runs.baseline_name(args.run)}")
     stand_in = args.run.endswith(runs.STAND_IN_SUFFIX)
     fetched_path = folder / baselines.FETCHED
@@ -209,12 +224,12 @@ def _baseline(args: argparse.Namespace) -> int:
             f"{folder}: no {baselines.FETCHED}, so not a checkpoint fetched from {args.hub}; "
             f"fetch it (mlrep ch2 fetch) or run it as {args.run}{runs.STAND_IN_SUFFIX}"
         )
-    encoder = baselines.load(args.loader, folder, values["encode_batch_size"], visible().device)
+    encoder = baselines.load(args.loader, folder, evaluation.encode_batch_size, visible().device)
     metrics: dict[str, float] = {
         "parameters": encoder.parameters,
         "parameters_m": encoder.parameters / 1e6,
     }
-    scored = _score(args, encoder.encode, values, metrics)
+    scored = _score(args, encoder.encode, evaluation, metrics)
     checkpoint = {
         "folder": str(folder),
         "hub": args.hub,
@@ -223,7 +238,8 @@ def _baseline(args: argparse.Namespace) -> int:
         "library": encoder.library,
     }
     scale = _write_metrics(args, args.run, runs.BASELINE_SEED, metrics, checkpoint=checkpoint)
-    section = {"baseline": {"loader": args.loader, **checkpoint}, "evaluate": values, **scored}
+    evaluated = {"evaluate": asdict(evaluation), **scored}
+    section = {"baseline": {"loader": args.loader, **checkpoint}, **evaluated}
     record(args.out.parent, "ch2 baseline", {"scale": scale, runs.SECTION: section})
     return 0
 

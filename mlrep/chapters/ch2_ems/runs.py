@@ -13,17 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mlrep.cliutil import option_names
-from mlrep.embed import settings
 from mlrep.errors import MlrepError
 
 SECTION = "ch2_ems"
-# the params.yaml keys of each part, which are the settings' fields (`mlrep.embed.settings`)
-MODEL_KEYS = option_names(settings.EmsConfig, skip=settings.FROM_DATA)  # model + objective
-TRAIN_KEYS = option_names(settings.TrainSettings, skip=settings.VERB_SET)
-PREPARE_KEYS = option_names(settings.PrepareSettings, skip=settings.VERB_SET)
-EVALUATE_KEYS = option_names(settings.EvaluateSettings)
-RUN_KEYS = (*MODEL_KEYS, *TRAIN_KEYS)
 GRID_PREFIX = "grid/"
 STAND_IN_SUFFIX = "-stand-in"
 BASELINE_SEED = 0  # a pretrained baseline has no training seed; its one result is seed0

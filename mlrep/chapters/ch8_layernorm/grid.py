@@ -31,8 +31,3 @@ def scored_runs(section: Mapping[str, Any]) -> list[tuple[str, str, int]]:
         if section["pivot"]
     ]
     return runs(section) + pivots
-
-
-def subset(values: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    """The entries of a params mapping that one command reads."""
-    return {k: values[k] for k in keys}
