@@ -20,6 +20,7 @@ from mlrep import config as cfg
 from mlrep.chapters.ch2_ems import runs
 from mlrep.cliutil import add_options, common_options, option_names, settings_from
 from mlrep.data import download
+from mlrep.data.monolingual import MonolingualSettings
 from mlrep.embed import settings as embed
 from mlrep.nmt import settings as nmt
 from mlrep.report import fill
@@ -45,6 +46,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("report", "build"): [(fill.ReportSettings, ())],
     ("report", "summary"): [(fill.ReportSettings, ())],
     ("data", "fetch"): [(download.Policy, download.CALLER_SET)],
+    ("data", "monolingual"): [(MonolingualSettings, ())],
     ("text", "tokenize"): [(moses.TokenizeSettings, ())],
     ("text", "detokenize"): [(moses.TokenizeSettings, ("normalize", "escape"))],
     ("text", "head-final"): [(HeadFinalSettings, ())],
