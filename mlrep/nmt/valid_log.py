@@ -9,8 +9,8 @@ fairseq reported for that validation, under fairseq's names (``loss``, ``nll_los
 
 **Extra validation metrics** come the same way: a chapter's criterion (registered in the
 ``--user-dir`` plugin, `mlrep.nmt.mlrep_fairseq`) that reduces a scalar in its
-``reduce_metrics`` (``metrics.log_scalar("p_at_1", correct / total, total)``) gets a
-``p_at_1`` column; nothing here names it.
+``reduce_metrics`` (``metrics.log_scalar("p_at_1", correct / total, total)``) and that the
+training command selects gets a ``p_at_1`` column; nothing here names it.
 
 Each row is written atomically (the whole small file replaced), so a killed job leaves whole
 rows. A preempted run may have validated after its last checkpoint; the resumed run replays
