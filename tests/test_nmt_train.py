@@ -23,6 +23,7 @@ from mlrep.device import Devices
 from mlrep.evaluate.states import open_states
 from mlrep.io import read_lines
 from mlrep.nmt import decode as decode_module
+from mlrep.nmt import valid_log
 from mlrep.nmt.data import directions
 from mlrep.nmt.decode import BeamSettings, Translator
 from mlrep.nmt.score import score, tokenizer
@@ -124,9 +125,15 @@ def test_training_overfits_a_fixed_batch(one_batch, tmp_path):  # noqa: F811
 def test_validation_loss_falls_during_training(runs):
     # BLEU needs about 1,000 updates; the loss on the valid split moves within 16. fairseq
     # validates every save_interval_updates (4), so its first validation stands in for the
-    # untrained model's
-    losses = fairseq_losses((runs[0] / LOG).read_text(), "valid")
-    assert len(losses) == UPDATES // settings().save_interval_updates
+    # untrained model's. The run folder's validation log has every one, as fairseq logged it.
+    rows = valid_log.read(runs[0] / valid_log.VALID_LOG)
+    every = settings().save_interval_updates
+    assert [(r["subset"], r["updates"]) for r in rows] == [
+        ("valid", u) for u in range(every, UPDATES + 1, every)
+    ]
+    losses = [r["loss"] for r in rows]
+    assert losses == fairseq_losses((runs[0] / LOG).read_text(), "valid")
+    assert json.loads((runs[0] / SUMMARY).read_text())["best_valid_loss"] == min(losses)
     # measured: 9.66 after 4 updates, 8.79 after 16
     assert_improves(losses[-1], losses[0], by=0.4, higher_is_better=False, what="validation loss")
 
@@ -191,6 +198,13 @@ def test_preempted_run_resumes_to_the_uninterrupted_result(runs, prepared, tmp_p
     assert summary["resumed"] and summary["updates"] == UPDATES
     resumed, uninterrupted = parameters(out / LAST), parameters(runs[0] / LAST)
     assert all(torch.equal(resumed[k], uninterrupted[k]) for k in uninterrupted)
+    # the validation log goes on across the stop: one row per validation (the stop's own
+    # validation included), the uninterrupted run's values where both validated
+    rows = valid_log.read(out / valid_log.VALID_LOG)
+    updates = [r["updates"] for r in rows]
+    assert updates == sorted(set(updates)) and updates[-1] == UPDATES
+    reference = {r["updates"]: r["loss"] for r in valid_log.read(runs[0] / valid_log.VALID_LOG)}
+    assert {r["updates"]: r["loss"] for r in rows if r["updates"] in reference} == reference
 
 
 def test_pivot_decodes_zero_shot_through_english_with_the_same_model(runs, prepared, tmp_path):  # noqa: F811

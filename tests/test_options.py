@@ -21,6 +21,7 @@ from mlrep import config as cfg
 from mlrep.chapters.ch2_ems import runs
 from mlrep.cliutil import add_options, common_options, option_names, settings_from
 from mlrep.data import download, tiny_corpus
+from mlrep.data.monolingual import MonolingualSettings
 from mlrep.data.validate import Filters
 from mlrep.embed import settings as embed
 from mlrep.evaluate import classify, protocols, retrieval, search
@@ -53,6 +54,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("data", "fetch"): [(download.Policy, download.CALLER_SET)],
     ("data", "normalize"): [(Filters, ())],
     ("data", "stand-in"): [(Filters, ())],
+    ("data", "monolingual"): [(MonolingualSettings, ())],
     ("corpus", "sources"): [(tiny_corpus.Sources, ())],
     ("corpus", "tiny"): [(tiny_corpus.Settings, ())],
     ("text", "head-final"): [(HeadFinalSettings, ())],

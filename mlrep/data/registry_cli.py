@@ -1,5 +1,5 @@
 """``mlrep data …``: list the registry, fetch a dataset, normalise it or cut its stand-in,
-extract an archive."""
+extract an archive, write leak-free monolingual text."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from mlrep.cliutil import (
     scale_of,
     settings_from,
 )
-from mlrep.data import archive, download, readers, registry, stand_in
+from mlrep.data import archive, download, monolingual, readers, registry, stand_in
 from mlrep.data.validate import Filters
 from mlrep.errors import did_you_mean
 
@@ -218,6 +218,16 @@ def _stand_in(args: argparse.Namespace) -> int:
     return 0
 
 
+def _monolingual(args: argparse.Namespace) -> int:
+    sections = (args.section,) if args.section else ()
+    scale, settings = settings_from(args, monolingual.MonolingualSettings, sections)
+    exclude = [line for path in args.exclude_ids or () for line in path.read_text().split()]
+    config = {"scale": scale, "monolingual": asdict(settings)}
+    metadata = monolingual.write(args.corpus, args.languages, args.out, settings, exclude, config)
+    print(json.dumps({"out": str(args.out), "languages": metadata["languages"]}))
+    return 0
+
+
 def _code(text: str) -> tuple[str, str]:
     """``jpn=ja``: a benchmark language code and the corpus's code for it."""
     benchmark, _, corpus = text.partition("=")
@@ -304,6 +314,22 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "--codes", nargs="+", type=_code, help="<benchmark code>=<corpus code> (jpn=ja ...)"
     )
     standin.set_defaults(func=_stand_in)
+
+    mono = sub.add_parser(
+        "monolingual",
+        parents=[common],
+        help="training text of some languages with every held-out segment id of every "
+        "language removed (pre-training, LM, denoising)",
+    )
+    mono.add_argument("--corpus", type=Path, required=True, help="multi-way corpus with .id files")
+    mono.add_argument("--languages", nargs="+", required=True, help="language codes (en de ...)")
+    mono.add_argument("--out", type=Path, required=True, help="output folder (atomic)")
+    mono.add_argument(
+        "--exclude-ids", type=Path, nargs="+", help="files of more segment ids to leave out"
+    )
+    mono.add_argument("--section", help="params section (dotted) for options not given")
+    add_options(mono, monolingual.MonolingualSettings)
+    mono.set_defaults(func=_monolingual)
 
     extract = sub.add_parser("extract", help="safely extract a tar/zip/gz/xz/bz2 archive")
     extract.add_argument("archive", type=Path)

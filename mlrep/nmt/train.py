@@ -5,6 +5,8 @@ schedule, data-iterator position, best validation loss) is written every
 ``save_interval_updates`` and at the end of each epoch, a rerun resumes from it, and
 ``checkpoint_best.pt`` is the lowest validation loss (the thesis's selection). fairseq reseeds
 every update with ``seed + update``, so a resumed run continues on the same data and dropout.
+Every validation's loss (and any metric a chapter's criterion reports) is appended to
+``valid.jsonl`` (`mlrep.nmt.valid_log`) from inside fairseq's own validation, not its log.
 
 The thesis trained Transformer-base on 4 GPUs and Transformer-big on 8, ``--max-tokens 4096``
 each (params.yaml ``datasets.<name>.gpus``). A job trains data-parallel on every GPU it sees
@@ -34,6 +36,7 @@ from typing import Any
 
 from mlrep.device import BatchPlan, plan_batch, visible
 from mlrep.io import atomic_write_text
+from mlrep.nmt import valid_log
 from mlrep.nmt.model import ARCHITECTURES, MODEL, USER_DIR
 from mlrep.nmt.settings import TrainSettings
 from mlrep.nmt.variant import Variant
@@ -136,19 +139,51 @@ def _stop_together(validate_and_save):
     return wrapped
 
 
+def _logging_validations(validate):
+    """fairseq's validate, then (on the first rank) one `valid_log` row per subset, from the
+    stats fairseq computed and logs (`get_valid_stats`, which validate calls per subset)."""
+    import fairseq_cli.train as fairseq_train
+    from fairseq import distributed_utils
+
+    def wrapped(cfg: Any, trainer: Any, task: Any, epoch_itr: Any, subsets: list[str]):
+        reported: list[dict[str, Any]] = []
+        get_valid_stats = fairseq_train.get_valid_stats
+
+        def kept(*args: Any, **kwargs: Any) -> dict[str, Any]:
+            stats = get_valid_stats(*args, **kwargs)
+            reported.append(stats)  # the same dict validate logs, after its post_validate
+            return stats
+
+        fairseq_train.get_valid_stats = kept
+        try:
+            losses = validate(cfg, trainer, task, epoch_itr, subsets)
+        finally:
+            fairseq_train.get_valid_stats = get_valid_stats
+        if distributed_utils.is_master(cfg.distributed_training):
+            path = Path(cfg.checkpoint.save_dir) / valid_log.VALID_LOG
+            end = epoch_itr.end_of_epoch()
+            for subset, stats in zip(subsets, reported, strict=True):
+                row = valid_log.row(epoch_itr.epoch, trainer.get_num_updates(), end, subset, stats)
+                valid_log.append(path, row)
+        return losses
+
+    return wrapped
+
+
 def _rank_main(cfg: Any, threads: int) -> None:
     """One training process: the job's only one, or a rank fairseq spawned per GPU."""
     import fairseq_cli.train as fairseq_train
     import torch
 
     torch.set_num_threads(threads)
-    original = fairseq_train.validate_and_save
-    fairseq_train.validate_and_save = _stop_together(original)
+    originals = fairseq_train.validate_and_save, fairseq_train.validate
+    fairseq_train.validate_and_save = _stop_together(originals[0])
+    fairseq_train.validate = _logging_validations(originals[1])
     try:
         with _recording_signals():
             fairseq_train.main(cfg)
     finally:
-        fairseq_train.validate_and_save = original
+        fairseq_train.validate_and_save, fairseq_train.validate = originals
 
 
 def _free_port() -> int:
@@ -186,6 +221,8 @@ def train(
         argv.append(f"--distributed-init-method=tcp://localhost:{_free_port()}")
     cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, argv))
     resumed = (save_dir / LAST).exists()
+    if not resumed:  # a job that died before its first checkpoint left rows of no model
+        (save_dir / valid_log.VALID_LOG).unlink(missing_ok=True)
     _received.clear()
     with _recording_signals() as received:
         # the job's threads shared among its ranks
@@ -202,6 +239,7 @@ def train(
         "updates": int(state["optimizer_history"][-1]["num_updates"]),
         "epochs": int(extra["train_iterator"]["epoch"]),
         "best_valid_loss": float(extra.get("best", float("nan"))),
+        "valid_log": valid_log.VALID_LOG,
         "resumed": resumed,
         "checkpoint": BEST,
         "gpus_visible": devices.gpus,

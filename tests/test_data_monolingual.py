@@ -1,0 +1,113 @@
+"""Leak-free monolingual text: no held-out sentence of any language, in any of its
+translations, reaches pre-training, LM or denoising text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mlrep.cli import main
+from mlrep.data import monolingual
+from mlrep.data.monolingual import MonolingualSettings
+
+SETTINGS = MonolingualSettings(held_out_splits=["valid", "test"], drop_held_out_text=True)
+
+# (split, pair language, segment id, English, translation). s3 is a German *test* sentence
+# whose French translation sits in French *training* text: the multi-way leak. s6's French
+# equals the French of valid segment s5 under another id (two English messages, one
+# translation).
+ROWS = [
+    ("train", "de", "s1", "Save", "Speichern"),
+    ("train", "de", "s2", "Delete", "Löschen"),
+    ("test", "de", "s3", "Open the file", "Datei öffnen"),
+    ("train", "fr", "s1", "Save", "Enregistrer"),
+    ("train", "fr", "s3", "Open the file", "Ouvrir le fichier"),
+    ("train", "fr", "s4", "Close", "Fermer"),
+    ("train", "fr", "s6", "Hi", "Bonjour"),
+    ("valid", "fr", "s5", "Hello", "Bonjour"),
+]
+
+
+def corpus(root):
+    """A multi-way corpus in the tiny corpus's layout (``<split>.en-<xx>.{en,xx,id}``)."""
+    folder = root / "tiny_corpus"
+    folder.mkdir()
+    files: dict[str, list[str]] = {}
+    for split, lang, segment, english, translation in ROWS:
+        stem = f"{split}.en-{lang}"
+        for suffix, line in (("id", segment), ("en", english), (lang, translation)):
+            files.setdefault(f"{stem}.{suffix}", []).append(line)
+    for name, lines in files.items():
+        (folder / name).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    (folder / "manifest.json").write_text('{"corpus": "tiny"}\n')
+    return folder
+
+
+def ids(folder, language, settings=SETTINGS, exclude=()):
+    return [segment for segment, _ in monolingual.text(folder, language, settings, exclude)]
+
+
+def test_a_held_out_sentence_leaves_every_languages_text(tmp_path):
+    """s3 is held out in en-de only; its French translation and its English must still go."""
+    folder = corpus(tmp_path)
+    assert ids(folder, "fr") == ["s1", "s4"]
+    assert ids(folder, "de") == ["s1", "s2"]
+    # English sits in every pair: each id once, none held out anywhere
+    assert ids(folder, "en") == ["s1", "s2", "s4", "s6"]
+    lines = [line for _, line in monolingual.text(folder, "fr", SETTINGS)]
+    assert "Ouvrir le fichier" not in lines
+
+
+def test_a_held_out_translation_under_another_id_goes_where_asked(tmp_path):
+    folder = corpus(tmp_path)
+    kept = MonolingualSettings(held_out_splits=["valid", "test"], drop_held_out_text=False)
+    assert ids(folder, "fr", kept) == ["s1", "s4", "s6"]
+    assert "s6" not in ids(folder, "fr")
+
+
+def test_extra_excluded_ids_leave_every_language(tmp_path):
+    """A chapter's fine-tuning ids (``--exclude-ids``) leave its pre-training text too."""
+    folder = corpus(tmp_path)
+    assert ids(folder, "fr", exclude=["s4"]) == ["s1"]
+    assert ids(folder, "en", exclude=["s4", "s1"]) == ["s2", "s6"]
+
+
+def test_indonesian_whose_text_is_the_id_file_gives_no_ids(tmp_path):
+    """``<split>.en-id.id`` is Indonesian text, not segment ids: read as ids, its lines would
+    pass for ids and its English would skip the held-out check."""
+    folder = corpus(tmp_path)
+    for split, english in (("train", "Open the file"), ("test", "Close")):
+        (folder / f"{split}.en-id.en").write_text(f"{english}\n")
+        (folder / f"{split}.en-id.id").write_text("Buka berkas\n")
+    assert ids(folder, "en") == ["s1", "s2", "s4", "s6"]
+    with pytest.raises(monolingual.MonolingualError, match="shares the ids' file name"):
+        ids(folder, "id")
+
+
+def test_a_corpus_without_segment_ids_is_refused(tmp_path):
+    (tmp_path / "train.en-de.en").write_text("Save\n")
+    with pytest.raises(monolingual.MonolingualError, match="no <split>"):
+        ids(tmp_path, "de")
+
+
+def test_the_verb_writes_aligned_text_ids_and_counts(tmp_path, capsys):
+    folder = corpus(tmp_path)
+    (tmp_path / "finetune.ids").write_text("s1\n")
+    out = tmp_path / "mono"
+    argv = ["data", "monolingual", "--corpus", str(folder), "--languages", "fr", "en"]
+    argv += ["--out", str(out), "--exclude-ids", str(tmp_path / "finetune.ids")]
+    argv += ["--held-out-splits", "valid", "test", "--drop-held-out-text", "true"]
+    assert main([*argv, "--scale", "tiny"]) == 0, capsys.readouterr().err
+    assert (out / "fr.txt").read_text(encoding="utf-8") == "Fermer\n"
+    assert (out / "fr.id").read_text() == "s4\n"
+    assert (out / "en.txt").read_text() == "Delete\nClose\nHi\n"
+    metadata = json.loads((out / monolingual.METADATA).read_text())
+    assert metadata["languages"]["fr"] == {
+        "lines": 1,
+        "excluded_id": 1,
+        "held_out_id": 1,
+        "held_out_text": 1,
+    }
+    assert metadata["excluded_ids"] == 1
+    assert (out / "provenance.json").is_file()
