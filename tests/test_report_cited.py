@@ -177,12 +177,19 @@ def test_a_measured_side_is_sign_tested_against_the_cited_number(tmp_path):
     assert "90.30 / 86.90 (cited: Luo et al. (2021))" in claims.markdown([found], "full")
 
 
-@pytest.mark.parametrize(("value", "outcome"), [(86.0, claims.FAILS), (90.0, claims.HOLDS)])
-def test_the_cited_number_is_the_constant_each_seed_is_compared_with(tmp_path, value, outcome):
-    for seed in (1, 2, 3, 4, 5):
+@pytest.mark.parametrize(
+    ("values", "outcome", "p"),
+    [
+        ([86.0] * 5, claims.FAILS, 1.0),  # every seed below 86.9
+        ([86.0, 86.5, 88.0, 88.5, 90.0], claims.INCONCLUSIVE, 0.5),  # mean above, 3 of 5 seeds
+        ([87.0] * 5, claims.HOLDS, 1 / 32),
+    ],
+)
+def test_the_cited_number_is_the_constant_each_seed_is_compared_with(tmp_path, values, outcome, p):
+    for seed, value in enumerate(values, start=1):
         _tatoeba36(tmp_path, seed, value, "full")
     found = claims.evaluate(CLAIMS[VECO], fill_all(collect(tmp_path, "full")), (300, 1))
-    assert found.outcome == outcome
+    assert (found.outcome, found.p_value) == (outcome, pytest.approx(p))
 
 
 def test_below_full_scale_a_cited_comparison_is_not_judged(tmp_path):
