@@ -11,7 +11,7 @@ import statistics
 import numpy as np
 import pytest
 
-from mlrep.report import claims, fill, render, tables
+from mlrep.report import claims, fill, render, summary, tables
 from mlrep.report.metrics import Results, collect
 from mlrep.report.reference import load_all
 from mlrep.report.references import references
@@ -175,6 +175,8 @@ def test_a_measured_side_is_sign_tested_against_the_cited_number(tmp_path):
     assert (found.floor_a, found.floor_b, found.floor_p) == (0.1, None, pytest.approx(1 / 32))
     assert claims.floor_text(found) == "0.10 / cited (0.0312)"
     assert "90.30 / 86.90 (cited: Luo et al. (2021))" in claims.markdown([found], "full")
+    # the chapter's DVC summary lists the measured side only: the cited one never ran
+    assert summary.verdicts([found])[VECO] == {"a": 90.3, "verdict": claims.HOLDS}
 
 
 @pytest.mark.parametrize(
