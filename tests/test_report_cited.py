@@ -56,6 +56,7 @@ def test_the_quoted_baselines_are_cited_with_their_sources():
         "ernie-m": "Ouyang et al. (2021)",
     }
     assert set(cited["onealigner-table-8"]) == {"xlm-r-large", "veco"}
+    assert cited["thesis-table-2.9"] == {"labse-bilingual": "Yang et al. (2019)"}  # unreleased
     literature = cited["mrasp2-table-1"]
     run = {f"unified-multilingual-{r}" for r in ("m-transformer", "mrasp-w-o-finetune", "mrasp2")}
     assert len(literature) == 8 and not run & set(literature)
