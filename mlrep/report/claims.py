@@ -11,6 +11,8 @@ order:
 * ``below floor`` — a side does not lie beyond its floor (chance for retrieval, copy-the-
   source BLEU) by the claim's own statistic at ``alpha``: a difference between such values is
   noise in length and tokens, not the finding;
+* ``not comparable at this scale`` — a side is cited and the scale is not ``full``: the
+  measured side ran on stand-in data, the cited number on the real benchmark;
 * ``fails`` — the measured difference points the other way or misses the margin
   (``direction: within``: lies at or beyond ±margin);
 * ``inconclusive`` — the point estimate agrees but the test's p is above ``alpha``
@@ -27,6 +29,14 @@ that mean (`mlrep.report.stats.SentenceSet`): BLEU from the sentences' sufficien
 mean-type metric such as an off-target rate from its per-sentence scores. Where a side lacks
 them, or they do not reproduce the side's printed value, it falls back to ``sign_test`` over
 the seeds both sides share (and says so in the statistic's description).
+
+A side may be *cited*: cells of a row quoted from prior work (`mlrep.report.tables`), such as
+VECO against OneAligner. Its value is the published number, a constant with no seeds and no
+sentences, so the test is one-sample: the bootstrap resamples the measured side's sentences
+alone and compares each replicate of its printed quantity with the constant, and the sign test
+counts the measured side's seeds above (or below) it. A cited side has no floor of its own
+(the published number came from a full-size model on the real benchmark): only the measured
+side must lie beyond its floor, and the ledger shows ``cited`` where the floor would be.
 """
 
 from __future__ import annotations
@@ -59,6 +69,8 @@ from mlrep.report.stats import (
 
 HOLDS, FAILS, INCONCLUSIVE, NOT_RUN = "holds", "fails", "inconclusive", "not run at this scale"
 BELOW_FLOOR, NO_FLOOR = "below floor", "floor not measured"
+NOT_COMPARABLE = "not comparable at this scale"
+COMPARABLE_SCALE = "full"  # the scale whose data are the benchmarks cited numbers come from
 STATISTICS = ("paired_bootstrap", "sign_test")
 DIRECTIONS = ("higher", "lower", "within")
 _KEYS = {"id", "chapter", "claim", "a", "b", "direction", "statistic", "alpha", "margin", "cite"}
@@ -89,6 +101,7 @@ class Verdict:
     floor_a: float | None = None
     floor_b: float | None = None
     floor_p: float | None = None  # the larger p of "side a / b is not beyond its floor"
+    cited: dict[str, str] = field(default_factory=dict)  # side ("a"/"b") -> its source
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -106,6 +119,7 @@ class Verdict:
             },
             "measured": {"a": self.measured_a, "b": self.measured_b, "seeds": self.seeds},
             "floor": {"a": self.floor_a, "b": self.floor_b, "p": self.floor_p},
+            "cited": self.cited,
             "outcome": self.outcome,
             "statistic": self.statistic,
             "p_value": self.p_value,
@@ -168,9 +182,43 @@ def _mean(values: list[float | None]) -> float | None:
     return None if any(v is None for v in values) else statistics.fmean(values)  # type: ignore[arg-type]
 
 
-def _seed_means(cells: list[Cell]) -> dict[int, float]:
-    common = set.intersection(*(set(c.seeds) for c in cells))
-    return {s: statistics.fmean(c.seeds[s] for c in cells) for s in sorted(common)}
+@dataclass(frozen=True)
+class _Side:
+    """A claim side's cells; `cited`, where they are quoted from prior work, is their
+    published mean: a constant, the same at every seed, with no sentences."""
+
+    cells: list[Cell]
+    cited: float | None = None
+
+    @property
+    def constant(self) -> float:
+        return self.cited or 0.0
+
+    def seed_means(self) -> dict[int, float] | None:
+        """The side's value per seed (None for a cited side: a constant at any seed)."""
+        if self.cited is not None:
+            return None
+        common = set.intersection(*(set(c.seeds) for c in self.cells))
+        return {s: statistics.fmean(c.seeds[s] for c in self.cells) for s in sorted(common)}
+
+    def sets(self, seeds: list[int], kind: str) -> list[SentenceSet] | None:
+        """Its test sets (`_sets`); a cited side has none, so it adds nothing to a replicate
+        and its constant is added instead (`_compare`)."""
+        return [] if self.cited is not None else _sets(self.cells, seeds, kind)
+
+
+def _side(side: dict[str, Any], tables: Mapping[str, FilledTable | None], claim_id: str) -> _Side:
+    """A side's cells, and its cited value where every cell is quoted (never some of them)."""
+    cells = _cells(side, tables, claim_id)
+    cited = [c.cited is not None for c in cells]
+    if not any(cited):
+        return _Side(cells)
+    if not all(cited):
+        raise ClaimDefinitionError(f"claim {claim_id}: a side mixes cited and measured cells")
+    value = _mean([c.published_value for c in cells])
+    if value is None:
+        raise ClaimDefinitionError(f"claim {claim_id}: a cited side needs printed numbers")
+    return _Side(cells, value)
 
 
 @dataclass(frozen=True)
@@ -206,22 +254,29 @@ def _reproduces(sets: list[SentenceSet], score: Score, value: float) -> bool:
 
 
 def _compare(
-    x: list[Cell],
-    y: list[Cell],
+    x: _Side,
+    y: _Side,
     statistic: str,
     hypothesis: _Hypothesis,
     bootstrap: Bootstrap,
 ) -> tuple[float, str, list[int]]:
-    """p of `hypothesis` on x − y (p, its description, the seeds used), by `statistic`."""
-    x_seeds, y_seeds = _seed_means(x), _seed_means(y)
-    seeds = sorted(set(x_seeds) & set(y_seeds))
+    """p of `hypothesis` on x − y (p, its description, the seeds used), by `statistic`.
+
+    A cited side is a constant at every seed of the other side and has no sentences: the
+    bootstrap then resamples the measured side alone (one-sample) and the sign test compares
+    each of its seeds with the constant."""
+    measured = [m for m in (x.seed_means(), y.seed_means()) if m is not None]
+    seeds = sorted(set.intersection(*(set(m) for m in measured)))
+    x_seeds = x.seed_means() or dict.fromkeys(seeds, x.constant)
+    y_seeds = y.seed_means() or dict.fromkeys(seeds, y.constant)
+    against = next((f" against the cited {s.cited:g}" for s in (x, y) if s.cited is not None), "")
     note = ""
     for kind, score in _KINDS if statistic == "paired_bootstrap" else ():
-        x_sets, y_sets = _sets(x, seeds, kind), _sets(y, seeds, kind)
+        x_sets, y_sets = x.sets(seeds, kind), y.sets(seeds, kind)
         if x_sets is None or y_sets is None:
             continue
-        x_printed = statistics.fmean(x_seeds[s] for s in seeds)
-        y_printed = statistics.fmean(y_seeds[s] for s in seeds)
+        x_printed = statistics.fmean(x_seeds[s] for s in seeds) - x.constant
+        y_printed = statistics.fmean(y_seeds[s] for s in seeds) - y.constant
         if not (_reproduces(x_sets, score, x_printed) and _reproduces(y_sets, score, y_printed)):
             note = f" ({kind} do not reproduce the printed values)"
             continue
@@ -230,21 +285,28 @@ def _compare(
         except ValueError:
             note = f" ({kind} are not of the same test sentences)"
             continue
-        sentences = sum(t.sentences for t in x_sets)
+        differences += x.constant - y.constant
+        resampled = x_sets or y_sets
+        sentences = sum(t.sentences for t in resampled)
         described = (
-            f"paired bootstrap over {sentences} sentences in {len(x_sets)} test set"
-            f"{'s' * (len(x_sets) > 1)} × {len(seeds)} seed{'s' * (len(seeds) > 1)}"
+            f"{'one-sample' if against else 'paired'} bootstrap over {sentences} sentences in "
+            f"{len(resampled)} test set{'s' * (len(resampled) > 1)} × {len(seeds)} "
+            f"seed{'s' * (len(seeds) > 1)}{against}"
         )
         return hypothesis.bootstrap_p(differences), described, seeds
     differences = [x_seeds[s] - y_seeds[s] for s in seeds]
-    return hypothesis.sign_p(differences), f"sign test over {len(seeds)} seeds{note}", seeds
+    return (
+        hypothesis.sign_p(differences),
+        f"sign test over {len(seeds)} seeds{against}{note}",
+        seeds,
+    )
 
 
 def _beyond(
     cells: list[Cell], floors: list[Cell], orientation: int, statistic: str, bootstrap: Bootstrap
 ) -> float:
     """p that a side does not lie beyond its floor, by the claim's statistic."""
-    x, y = (cells, floors) if orientation > 0 else (floors, cells)
+    x, y = (_Side(cells), _Side(floors)) if orientation > 0 else (_Side(floors), _Side(cells))
     return _compare(x, y, statistic, _Hypothesis(within=False, margin=0.0), bootstrap)[0]
 
 
@@ -258,8 +320,10 @@ def _judged(direction: str, margin: float, difference: float) -> bool:
 def evaluate(
     claim: dict[str, Any], tables: dict[str, FilledTable], bootstrap: Bootstrap = (1000, 12345)
 ) -> Verdict:
-    a_cells = _cells(claim["a"], tables, claim["id"])
-    b_cells = _cells(claim["b"], tables, claim["id"])
+    a_side, b_side = _side(claim["a"], tables, claim["id"]), _side(claim["b"], tables, claim["id"])
+    if a_side.cited is not None and b_side.cited is not None:
+        raise ClaimDefinitionError(f"claim {claim['id']}: both sides are cited, none measured")
+    a_cells, b_cells = a_side.cells, b_side.cells
     direction, margin = claim["direction"], float(claim.get("margin", 0))
     alpha = float(claim.get("alpha", 0.05))
     pub_a = _mean([c.published_value for c in a_cells])
@@ -274,35 +338,40 @@ def evaluate(
         if pub_a is None or pub_b is None
         else _judged(direction, margin, pub_a - pub_b),
     )
-    verdict.measured_a = _mean([c.measured for c in a_cells])
-    verdict.measured_b = _mean([c.measured for c in b_cells])
+    sides = {"a": a_side, "b": b_side}
+    verdict.cited = {n: str(s.cells[0].cited) for n, s in sides.items() if s.cited is not None}
+    # a cited side's value is its published number; the other side's is measured
+    verdict.measured_a = pub_a if "a" in verdict.cited else _mean([c.measured for c in a_cells])
+    verdict.measured_b = pub_b if "b" in verdict.cited else _mean([c.measured for c in b_cells])
     if verdict.measured_a is None or verdict.measured_b is None:
         return verdict
-    x, y = (b_cells, a_cells) if direction == "lower" else (a_cells, b_cells)
+    x, y = (b_side, a_side) if direction == "lower" else (a_side, b_side)
     hypothesis = _Hypothesis(within=direction == "within", margin=margin)
     verdict.p_value, verdict.statistic, verdict.seeds = _compare(
         x, y, claim["statistic"], hypothesis, bootstrap
     )
     floors = {t: f.floor for t, f in tables.items()}
-    a_floor = _cells(claim["a"], floors, claim["id"])
-    b_floor = _cells(claim["b"], floors, claim["id"])
-    verdict.floor_a = _mean([c.measured for c in a_floor])
-    verdict.floor_b = _mean([c.measured for c in b_floor])
-    if verdict.floor_a is None or verdict.floor_b is None:
+    measured = [n for n in sides if n not in verdict.cited]  # a cited side has no floor
+    floor_cells = {n: _cells(claim[n], floors, claim["id"]) for n in measured}
+    floor = {n: _mean([c.measured for c in cells]) for n, cells in floor_cells.items()}
+    verdict.floor_a, verdict.floor_b = floor.get("a"), floor.get("b")
+    if any(value is None for value in floor.values()):
         verdict.outcome = NO_FLOOR
         return verdict
     verdict.floor_p = max(
         _beyond(
-            cells,
-            floor,
-            _orientation(claim[side], tables[claim[side]["table"]], claim["id"]),
+            sides[n].cells,
+            floor_cells[n],
+            _orientation(claim[n], tables[claim[n]["table"]], claim["id"]),
             claim["statistic"],
             bootstrap,
         )
-        for side, cells, floor in (("a", a_cells, a_floor), ("b", b_cells, b_floor))
+        for n in measured
     )
     if verdict.floor_p > alpha:
         verdict.outcome = BELOW_FLOOR
+    elif verdict.cited and tables[claim["a"]["table"]].scale != COMPARABLE_SCALE:
+        verdict.outcome = NOT_COMPARABLE
     elif not _judged(direction, margin, verdict.measured_a - verdict.measured_b):
         verdict.outcome = FAILS
     elif verdict.p_value <= alpha:
@@ -357,7 +426,7 @@ def markdown(verdicts: list[Verdict], scale: str) -> str:
         lines.append(
             f"| {v.claim['id']} | {v.claim['claim']} | {v.citation} | "
             f"{number(v.published_a)} / {number(v.published_b)} | "
-            f"{number(v.measured_a)} / {number(v.measured_b)} | {floor_text(v)} | {v.outcome} | "
+            f"{measured_text(v)} | {floor_text(v)} | {v.outcome} | "
             f"{v.statistic or '–'} | {'–' if v.p_value is None else f'{v.p_value:.3g}'} |"
         )
     return "\n".join(lines) + "\n"
@@ -367,9 +436,22 @@ def number(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
 
 
+def measured_text(verdict: Verdict) -> str:
+    """Both sides' values, a cited side's marked with its source (it was never measured)."""
+    return " / ".join(
+        number(value) + (f" (cited: {verdict.cited[side]})" if side in verdict.cited else "")
+        for side, value in (("a", verdict.measured_a), ("b", verdict.measured_b))
+    )
+
+
 def floor_text(verdict: Verdict) -> str:
-    """The floors of both sides and the p that decides whether they are beaten."""
+    """The floors of both sides and the p that decides whether they are beaten; a cited side
+    has none of its own."""
     if verdict.floor_a is None and verdict.floor_b is None:
         return "–"
     p = "" if verdict.floor_p is None else f" ({verdict.floor_p:.3g})"
-    return f"{number(verdict.floor_a)} / {number(verdict.floor_b)}{p}"
+    a, b = (
+        "cited" if side in verdict.cited else number(value)
+        for side, value in (("a", verdict.floor_a), ("b", verdict.floor_b))
+    )
+    return f"{a} / {b}{p}"

@@ -5,6 +5,9 @@ for the measured side and for the published side alike; a printed average that d
 the mean of its own printed cells by more than one unit of its last digit is flagged, not
 trusted. A delta cell (a − b of two measured values of its row) is computed the same way: from
 measured values only, its printed Δ checked against its printed operands where both are printed.
+A cited row (`TableDef.rows`) is never looked up: its cells keep their printed numbers, read
+``cited``, and so are never bold or significant on the measured side; a row bound to another
+chapter reads that chapter's results.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from mlrep.report.tables import AVERAGE, CellKey, TableDef
 
 NOT_RUN = "not run"
 PUBLISHED_ONLY = "published only"
+CITED = "cited"
 BLANKS = ("-", "–", "—")
 Bootstrap = tuple[int, int]  # (resamples, random seed) of the paired bootstrap
 
@@ -59,6 +63,7 @@ class Cell:
     present: int = 0  # operands of an aggregate that were
     flag: str | None = None
     published_only: bool = False  # a column no run measures (TableDef.published_only)
+    cited: str | None = None  # the source of a row quoted from prior work (TableDef.rows)
     bold_measured: bool = False
     bold_published: bool = False
     p_value: float | None = None
@@ -98,6 +103,8 @@ class Cell:
     def status(self) -> str:
         if self.measured is not None:
             return "measured"
+        if self.cited:
+            return CITED
         if self.published_only:
             return PUBLISHED_ONLY
         return f"partial ({self.missing} cells not run)" if self.present else NOT_RUN
@@ -173,6 +180,8 @@ def _combine(cell: Cell, operands: list[Cell]) -> None:
     """Make `cell` the mean of `operands` (measured side) and check its printed value."""
     cell.aggregate = True
     cell.clear_measured()
+    # the average of columns no run measures is not measured either
+    cell.published_only = bool(operands) and all(o.published_only for o in operands)
     # a printed "-" is a structural blank (a diagonal, a system without that test): the
     # thesis's averages skip it, so ours do too
     operands = [o for o in operands if o.published.strip() not in BLANKS]
@@ -228,10 +237,12 @@ def _operand(filled: FilledTable, results: Results, index: int, operand: str) ->
     columns = filled.value_columns
     if operand in columns:
         return filled.cells[index][columns.index(operand)]
-    definition, row = filled.definition, filled.published.rows[index]
-    key = definition.result_key(filled.published.header, row, filled.row_keys[index], operand)
+    definition, row_key = filled.definition, filled.row_keys[index]
+    row = filled.published.rows[index]
+    key = definition.result_key(filled.published.header, row, row_key, operand)
     cell = Cell(published="")
-    filled.runs_used |= _measure([key], results, definition.chapter, cell)
+    if not definition.cited(row_key):
+        filled.runs_used |= _measure([key], results, definition.chapter_of(row_key), cell)
     return cell
 
 
@@ -328,11 +339,13 @@ def fill(
         return filled
     for row, key, cells in zip(published.rows, filled.row_keys, filled.cells, strict=True):
         for column, cell in zip(columns, cells, strict=True):
-            if column in definition.published_only:
+            if definition.cited(key):  # quoted: no run of any chapter stands for it
+                cell.cited = definition.cited(key)
+            elif definition.published_only_in(key, column):
                 cell.published_only = True
             elif column not in definition.aggregates and column not in definition.deltas:
                 keys = definition.cell_key(header, row, key, column)
-                filled.runs_used |= _measure(keys, results, definition.chapter, cell)
+                filled.runs_used |= _measure(keys, results, definition.chapter_of(key), cell)
     _aggregate_rows(filled)
     _aggregate_columns(filled)
     _deltas(filled, results)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mlrep.chapters import REGISTRY
-from mlrep.report.claims import Verdict, floor_text, number, scale_note
+from mlrep.report.claims import Verdict, floor_text, measured_text, number, scale_note
 from mlrep.report.provenance import datasets, stand_in
 
 CHAPTERS = {chapter.id: chapter.title for chapter in REGISTRY}
@@ -26,7 +26,7 @@ table{border-collapse:collapse;font-size:.8em;margin:.5em 0}
 th,td{border:1px solid #bbb;padding:2px 5px;text-align:right;white-space:nowrap}
 thead th,tbody th{text-align:left;background:#f0f0f0}
 caption{text-align:left;font-weight:bold;padding:4px 0}
-.meas{color:#000}.notrun{color:#777;font-style:italic}.pub{color:#444}
+.meas{color:#000}.notrun{color:#777;font-style:italic}.cited{color:#555;font-style:italic}.pub{color:#444}
 .best{font-weight:bold}.sep{color:#999}
 .scroll{overflow-x:auto}ul.notes{font-size:.8em;color:#333}
 details{font-size:.8em;margin:.3em 0 1em}figure{margin:1em 0}
@@ -116,7 +116,7 @@ def _ledger(verdicts: list[Verdict]) -> str:
             f"<td style='text-align:left;white-space:normal'>{html.escape(v.claim['claim'])}</td>"
             f"<td>{html.escape(v.citation)}</td>"
             f"<td>{number(v.published_a)} / {number(v.published_b)}</td>"
-            f"<td>{number(v.measured_a)} / {number(v.measured_b)}</td>"
+            f"<td>{html.escape(measured_text(v))}</td>"
             f"<td>{html.escape(floor_text(v))}</td>"
             f"<td>{html.escape(v.outcome)}</td><td>{html.escape(v.statistic or '–')}</td>"
             f"<td>{p}</td></tr>"
@@ -153,7 +153,9 @@ def render(
         "<h1>Breaking Language Barriers (Mao, 2024) and four papers: measured vs published</h1>",
         f"<p>Scale <b>{html.escape(scale)}</b>. Each table cell reads <i>measured / published</i>; "
         "<i>not run</i> means no result exists at this scale; <i>published only</i>, a column "
-        "no run measures (a setting). Bold: best per column (each side; "
+        "no run measures (a setting); <i>cited</i>, a row quoted from prior work, never run or "
+        "ranked here (its source in the table's notes and the cell's tooltip). "
+        "Bold: best per column (each side; "
         "the top N where a table's notes say so). "
         "† significantly better than the table's baseline (paired bootstrap). ⚠ a printed "
         "aggregate that disagrees with its own cells (recomputed, see the notes). "

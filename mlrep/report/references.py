@@ -8,9 +8,11 @@ against the names the chapter declares (`mlrep.report.metrics.declared`).
 Table cells are expanded row by row, as `mlrep.report.fill` fills them: a template such as
 ``{dataset}/{Layer Norm}-s-enc-t-dec-w:bleu_{Direction}`` names a metric per row, and a column
 without a template reads ``{row}:<column slug>``. Aggregate columns and rows read their operand
-cells, a delta reads both operands, and a ``published_only`` column reads nothing. Claims and
-table series of figures read table cells, so they resolve through the same definitions;
-result series of figures name their metrics directly.
+cells, a delta reads both operands, and a ``published_only`` column or a cited row reads
+nothing. A row bound to another chapter (`TableDef.rows`) reads that chapter's names, so Table
+3.3's EMS row is held against Chapter 2's declaration. Claims and table series of figures read
+table cells, so they resolve through the same definitions; result series of figures name their
+metrics directly.
 """
 
 from __future__ import annotations
@@ -45,10 +47,10 @@ class _Table:
     def _aggregate_row(self, index: int) -> bool:
         return bool(AVERAGE.match(self.published.rows[index][self.definition.labels - 1].strip()))
 
-    def cell(self, index: int, column: str) -> list[str]:
-        """The metric names cell (row `index`, `column`) is computed from."""
-        definition, header = self.definition, self.published.header
-        if column in definition.published_only:
+    def cell(self, index: int, column: str) -> list[tuple[str, str]]:
+        """The (chapter, metric name) pairs cell (row `index`, `column`) is computed from."""
+        definition, header, key = self.definition, self.published.header, self.row_keys[index]
+        if definition.cited(key) or definition.published_only_in(key, column):
             return []
         if self._aggregate_row(index):  # the mean of the rows above: read by those rows
             return [
@@ -63,16 +65,18 @@ class _Table:
                 for operand in definition.aggregates[column]
                 for name in self.cell(index, operand)
             ]
-        row, key = self.published.rows[index], self.row_keys[index]
+        row, chapter = self.published.rows[index], definition.chapter_of(key)
         if column in definition.deltas:
             names = []
             for operand in definition.deltas[column]:
                 if operand in header:
                     names += self.cell(index, operand)
                 else:
-                    names += definition.result_key(header, row, key, operand).metrics
+                    metrics = definition.result_key(header, row, key, operand).metrics
+                    names += [(chapter, m) for m in metrics]
             return names
-        return [m for k in definition.cell_key(header, row, key, column) for m in k.metrics]
+        keys = definition.cell_key(header, row, key, column)
+        return [(chapter, m) for k in keys for m in k.metrics]
 
     def points(self, side: dict[str, Any]) -> list[tuple[int, str]]:
         """A claim side's or figure series' cells: ``row`` + ``columns`` or ``column`` +
@@ -85,45 +89,48 @@ class _Table:
         return [(self.row_keys.index(r), c) for r, c in pairs if r in self.row_keys]
 
 
-def _tables(chapter: str, reference_dir: Path) -> dict[str, _Table]:
+def _tables(reference_dir: Path) -> dict[str, _Table]:
     published = reference.load_all(reference_dir)
     return {
         table_id: _Table.of(definition, published[table_id])
         for table_id, definition in tables.load(published).items()
-        if definition.chapter == chapter and not definition.descriptive  # published only
+        if not definition.descriptive  # published only
     }
 
 
 def references(chapter: str, reference_dir: Path) -> list[Reference]:
-    """Every metric name `chapter`'s measured table cells, claims and figures read."""
-    found = _tables(chapter, reference_dir)
-    out: list[Reference] = []
+    """Every metric name of `chapter`'s results that a table cell, claim or figure reads
+    (of any chapter: a row of another chapter's table may read this one's runs)."""
+    found = _tables(reference_dir)
+    out: list[tuple[str, Reference]] = []
     for table_id, table in found.items():
         for index, key in enumerate(table.row_keys):
             for column in table.published.header[table.definition.labels :]:
                 where = f"{table_id} row {key!r} column {column!r}"
-                out += [Reference(where, m) for m in table.cell(index, column)]
+                out += [(c, Reference(where, m)) for c, m in table.cell(index, column)]
     for claim in claims.load():
-        if claim["chapter"] != chapter:
-            continue
         for side in (claim["a"], claim["b"]):
             table = found.get(side["table"])
             for index, column in table.points(side) if table else []:
                 where = f"claim {claim['id']} ({side['table']} {column!r})"
-                out += [Reference(where, m) for m in table.cell(index, column)]
+                out += [(c, Reference(where, m)) for c, m in table.cell(index, column)]
     for fig_id, spec in figures.definitions().items():
-        if spec["chapter"] == chapter:
-            out += _figure(fig_id, spec, found)
-    return out
+        out += _figure(fig_id, spec, found)
+    return [ref for owner, ref in out if owner == chapter]
 
 
-def _figure(fig_id: str, spec: dict[str, Any], found: dict[str, _Table]) -> list[Reference]:
-    out: list[Reference] = []
+def _figure(
+    fig_id: str, spec: dict[str, Any], found: dict[str, _Table]
+) -> list[tuple[str, Reference]]:
+    """A figure's (chapter, reference) pairs: its table series through their cells, the rest
+    of the figure's own chapter."""
+    out: list[tuple[str, Reference]] = []
+    own = spec["chapter"]
     languages = [str(v) for v in spec.get("languages") or []]
     for panel in spec["panels"]:
         if "metric" in panel:  # a heatmap: one metric per (source, target)
             out += [
-                Reference(f"figure {fig_id}", panel["metric"].format(src=s, tgt=t))
+                (own, Reference(f"figure {fig_id}", panel["metric"].format(src=s, tgt=t)))
                 for s in languages
                 for t in languages
                 if s != t
@@ -131,10 +138,13 @@ def _figure(fig_id: str, spec: dict[str, Any], found: dict[str, _Table]) -> list
         for series in panel.get("series") or []:
             where = f"figure {fig_id} series {series.get('label')!r}"
             table = found.get(series.get("table", ""))
-            names = [m for i, c in table.points(series) for m in table.cell(i, c)] if table else []
+            names = [n for i, c in table.points(series) for n in table.cell(i, c)] if table else []
             names += [
-                *series.get("metrics", []),
-                *[series[k] for k in ("metric", "x", "y") if k in series],
+                (own, m)
+                for m in [
+                    *series.get("metrics", []),
+                    *[series[k] for k in ("metric", "x", "y") if k in series],
+                ]
             ]
-            out += [Reference(where, m) for m in names]
+            out += [(c, Reference(where, m)) for c, m in names]
     return out

@@ -1,7 +1,8 @@
 """Render a filled table as Markdown, LaTeX (booktabs), CSV (long format) and HTML.
 
 Every value cell reads ``measured / published``: the measured value at the report's scale
-(mean over seeds; ``not run`` where no result exists at this scale), then the printed value.
+(mean over seeds; ``not run`` where no result exists at this scale; ``cited`` in a row quoted
+from prior work, whose source the notes name), then the printed value.
 Bold marks the best value (or the best N, ``bold_top``) per column on each side; ``†`` marks a
 measured BLEU cell significantly better than the definition's baseline row (paired bootstrap);
 ``⚠`` marks a printed aggregate that disagrees with its own cells (see the notes).
@@ -14,7 +15,7 @@ import html
 import io
 import re
 
-from mlrep.report.fill import PUBLISHED_ONLY, Cell, FilledTable
+from mlrep.report.fill import CITED, PUBLISHED_ONLY, Cell, FilledTable
 from mlrep.report.reference import decimals
 
 DAGGER, WARNING = "†", "⚠"
@@ -98,6 +99,17 @@ def notes(filled: FilledTable) -> list[str]:
     out = [f"{WARNING} {flag}" for flag in filled.flags]
     out += [f"Caveat: {c}" for c in filled.published.source.caveats]
     definition = filled.definition
+    cited = [
+        f"{' '.join(filled.labels(i)).strip()} ({definition.cited(key)})"
+        for i, key in enumerate(filled.row_keys)
+        if definition.cited(key)
+    ]
+    if cited and not definition.descriptive:
+        out.append(
+            "Cited rows, quoted from prior work and never run or ranked here: "
+            + "; ".join(cited)
+            + "."
+        )
     if definition.bold_top > 1 and not definition.descriptive:
         out.append(f"Bold: the top {definition.bold_top} per column on each side.")
     if definition.deltas and not definition.descriptive:
@@ -209,6 +221,7 @@ def csv_text(filled: FilledTable) -> str:
     for key, cells in zip(filled.row_keys, filled.cells, strict=True):
         for column, cell in zip(filled.value_columns, cells, strict=True):
             status = PUBLISHED_ONLY if filled.definition.descriptive else cell.status
+            status += f": {cell.cited}" if cell.cited and status == CITED else ""
             writer.writerow(
                 [
                     filled.definition.table_id,
@@ -243,10 +256,13 @@ def html_table(filled: FilledTable) -> str:
                 continue
             meas = html.escape(measured_text(cell, alpha))
             meas_class = "meas best" if cell.bold_measured else "meas"
-            if cell.measured is None:
+            if cell.cited:
+                meas_class += " cited"
+            elif cell.measured is None:
                 meas_class += " notrun"
+            source = f' title="{html.escape(cell.cited)}"' if cell.cited else ""
             tds.append(
-                f'<td><span class="{meas_class}">{meas}</span>'
+                f'<td><span class="{meas_class}"{source}>{meas}</span>'
                 f'<span class="sep"> / </span>{pub_html}</td>'
             )
         rows.append("<tr>" + "".join(tds) + "</tr>")

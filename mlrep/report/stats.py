@@ -90,8 +90,14 @@ def paired_differences(
 
     Each replicate resamples the sentences of every test set with replacement, with the same
     indices for the paired sets of `a` and `b` and for every seed (the same test sentences).
+    One side may have no sets (a constant, such as a number cited from a paper, that the
+    caller adds): its quantity is 0 and the other side is bootstrapped alone (one-sample).
     """
-    if len(a) != len(b) or any(x.sentences != y.sentences for x, y in zip(a, b, strict=True)):
+    paired = bool(a) and bool(b)
+    if not (a or b) or (
+        paired
+        and (len(a) != len(b) or any(x.sentences != y.sentences for x, y in zip(a, b, strict=True)))
+    ):
         raise ValueError(
             "paired bootstrap needs equal-length test sets, got "
             f"{[x.sentences for x in a]} and {[y.sentences for y in b]}"
@@ -99,7 +105,7 @@ def paired_differences(
     rng = np.random.default_rng(seed)
     replicates = np.empty(samples)
     for sample in range(samples):
-        indices = [rng.integers(0, x.sentences, x.sentences) for x in a]
+        indices = [rng.integers(0, x.sentences, x.sentences) for x in a or b]
         replicates[sample] = quantity(a, score, indices) - quantity(b, score, indices)
     return replicates
 

@@ -16,7 +16,8 @@ DVC joins the levels of the JSON with dots, so names are built without any: a ta
 without ``thesis-`` and with ``_`` for other characters (``thesis-table-8.2`` → ``table_8_2``,
 ``ems-paper-table-4`` → ``ems_paper_table_4``), a column or row is lower-cased with ``-`` for
 other characters (``Tatoeba Avg. (58)`` → ``tatoeba-avg-58``; rows by their table key, e.g.
-``prenorm-avg``). A value that was not measured is left out, a side of a claim too; a verdict
+``prenorm-avg``). A value that was not measured is left out, a side of a claim too (a cited
+side, quoted from a paper, as well); a verdict
 is always there (``not run at this scale`` until both sides ran).
 """
 
@@ -66,7 +67,9 @@ def verdicts(ledger: list[claims.Verdict]) -> dict[str, dict[str, float | str]]:
     for verdict in ledger:
         sides = {"a": verdict.measured_a, "b": verdict.measured_b}
         entry: dict[str, float | str] = {
-            side: round(value, DIGITS) for side, value in sides.items() if value is not None
+            side: round(value, DIGITS)
+            for side, value in sides.items()
+            if value is not None and side not in verdict.cited  # a cited side never ran
         }
         out[verdict.claim["id"]] = {**entry, "verdict": verdict.outcome}
     return out

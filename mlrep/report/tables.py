@@ -21,12 +21,23 @@ definition; every key is optional, so a table listed with ``{}`` gets the defaul
       descriptive: true         # the table describes data or settings: published only
       aliases: {Pre.: prenorm}  # label spellings that name the same thing across tables
       vars: {dataset: iwslt}    # constants usable in templates: "{dataset}/{row}:zst_bleu"
+      rows:                     # row key -> what differs for that row
+        laser-12: {cited: {source: Artetxe and Schwenk (2019)}}   # quoted, never run
+        ems: {chapter: ch2_ems, cells: {BUCC de: "{row}:bucc_de"}, published_only: [d]}
 
 Placeholders in templates are label columns (``{Layer Norm}``) and ``{row}``; each value is
 slugged (lower case, runs of other characters → ``-``). Measured values are the mean over the
 seeds found; an aggregate column is the mean of its operand cells, never a copy of a printed one.
 A ``delta`` cell is the difference a − b of two measured values of its row, each operand a column
 of the table or a result-key template; it is computed, never read from the printed Δ.
+
+``rows`` gives single rows their own binding. A *cited* row (``cited: {source: …}``) is a
+baseline the table quotes from prior work: no run is ever looked up for it, its cells read
+``cited`` beside the printed number, and its source is shown with the table; it names no runs
+(``chapter``, ``cells`` or ``published_only`` beside ``cited`` is an error). A row that another
+chapter measures names that ``chapter``: its cells read that chapter's results (Table 3.3's
+EMS row reads Chapter 2's ``ems`` run), with the row's own ``cells`` templates and
+``published_only`` columns in place of the table's.
 """
 
 from __future__ import annotations
@@ -39,6 +50,7 @@ from typing import Any
 
 import yaml
 
+from mlrep import chapters
 from mlrep.errors import MlrepError
 from mlrep.report.reference import PublishedTable, number
 
@@ -60,7 +72,9 @@ _KEYS = {
     "title",
     "aliases",
     "vars",
+    "rows",
 }
+_ROW_KEYS = {"cited", "chapter", "cells", "published_only"}
 
 
 class TableDefinitionError(MlrepError):
@@ -78,6 +92,17 @@ class CellKey:
     run: str
     metrics: tuple[str, ...]
     seed: int | None = None
+
+
+@dataclass(frozen=True)
+class RowDef:
+    """One row's own binding (``rows``): quoted from `cited` (its source), or measured by
+    `chapter` with its own cell templates and published-only columns."""
+
+    cited: str | None = None
+    chapter: str | None = None
+    cells: dict[str, list[str]] = field(default_factory=dict)
+    published_only: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -99,6 +124,21 @@ class TableDef:
     descriptive: bool = False
     aliases: dict[str, str] = field(default_factory=dict)
     variables: dict[str, str] = field(default_factory=dict)
+    rows: dict[str, RowDef] = field(default_factory=dict)
+
+    def cited(self, row_key: str) -> str | None:
+        """The source a row is quoted from, None for a row that is measured."""
+        return self.rows[row_key].cited if row_key in self.rows else None
+
+    def chapter_of(self, row_key: str) -> str:
+        """The chapter whose results a row reads: its own ``chapter``, else the table's."""
+        row = self.rows.get(row_key)
+        return row.chapter if row and row.chapter else self.chapter
+
+    def published_only_in(self, row_key: str, column: str) -> bool:
+        """Whether no run measures this cell: a published-only column of the table or row."""
+        row = self.rows.get(row_key)
+        return column in self.published_only or bool(row and column in row.published_only)
 
     def _names(self, header: list[str]) -> list[str]:
         return [*header[: self.labels], *self.variables]
@@ -128,7 +168,8 @@ class TableDef:
         self, header: list[str], row: list[str], row_key: str, column: str
     ) -> list[CellKey]:
         """The result keys of one cell (several: the cell is their mean)."""
-        templates = self.cells.get(column, [f"{{row}}:{slug(column)}"])
+        own = self.rows[row_key].cells if row_key in self.rows else {}
+        templates = own.get(column) or self.cells.get(column, [f"{{row}}:{slug(column)}"])
         return [self.result_key(header, row, row_key, t) for t in templates]
 
     def result_key(self, header: list[str], row: list[str], row_key: str, template: str) -> CellKey:
@@ -228,10 +269,54 @@ def build(table_id: str, chapter: str, spec: dict[str, Any], table: PublishedTab
         variables={str(k): str(v) for k, v in (spec.get("vars") or {}).items()},
     )
     keys = definition.row_keys(header, table.rows)  # every template placeholder exists
+    definition.rows = _rows(definition, header[labels:], keys, spec.get("rows") or {})
     for row, key in zip(table.rows, keys, strict=True):
         for operand in (o for pair in deltas.values() for o in pair if o not in header):
             definition.result_key(header, row, key, operand)
+        for templates in definition.rows[key].cells.values() if key in definition.rows else ():
+            for template in templates:
+                definition.result_key(header, row, key, template)
     return definition
+
+
+def _rows(
+    definition: TableDef, columns: list[str], keys: list[str], spec: dict[str, Any]
+) -> dict[str, RowDef]:
+    """The ``rows`` entry: each key a row of the table, cited or bound to a chapter's runs
+    (its own templates only for columns that read results: not an average or a Δ)."""
+    computed = {*definition.aggregates, *definition.deltas}
+    out: dict[str, RowDef] = {}
+    for key, entry in spec.items():
+        where = f"{definition.table_id}: row {key!r}"
+        if str(key) not in keys:
+            raise TableDefinitionError(f"{where} is not a row; rows: {keys}")
+        if not isinstance(entry, dict) or not entry or set(entry) - _ROW_KEYS:
+            raise TableDefinitionError(f"{where}: allowed keys {sorted(_ROW_KEYS)}")
+        if "cited" in entry:
+            cited = entry["cited"]
+            if not isinstance(cited, dict) or set(cited) != {"source"} or not cited["source"]:
+                raise TableDefinitionError(f"{where}: cited must be {{source: <citation>}}")
+            if set(entry) != {"cited"}:
+                raise TableDefinitionError(
+                    f"{where}: a cited row is quoted, so it names no runs "
+                    f"({sorted(set(entry) - {'cited'})} beside cited)"
+                )
+            out[str(key)] = RowDef(cited=str(cited["source"]))
+            continue
+        chapter = entry.get("chapter")
+        if chapter is not None and chapter not in chapters.ids():
+            raise TableDefinitionError(f"{where}: no chapter {chapter!r}; {chapters.ids()}")
+        cells = {
+            str(c): v if isinstance(v, list) else [v] for c, v in (entry.get("cells") or {}).items()
+        }
+        published_only = frozenset(str(c) for c in entry.get("published_only") or [])
+        for column in [*cells, *published_only]:
+            if column not in columns or column in computed:
+                raise TableDefinitionError(
+                    f"{where}: {column!r} is not a column that reads results; columns: {columns}"
+                )
+        out[str(key)] = RowDef(chapter=chapter, cells=cells, published_only=published_only)
+    return out
 
 
 def _cells(
