@@ -12,7 +12,7 @@ from mlrep import chapters as mlrep_chapters
 from mlrep import config as mlrep_config
 from mlrep import config_checks
 from mlrep.paths import Paths
-from mlrep.train.checkpoint import leave_stop_signals_to_trainers
+from mlrep.train.signals import leave_stop_signals_to_trainers
 
 
 configfile: "params.yaml"

@@ -1,6 +1,8 @@
 import hashlib
 import json
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -86,3 +88,19 @@ def test_corpus_tiny_end_to_end_on_a_pinned_wheel(tmp_path, monkeypatch, capsys)
     assert provenance["packages"]["mlrep"]
     assert "tiny_corpus" in (out / "config.yaml").read_text()
     assert not list(tmp_path.glob(".corpus.*"))  # no staging folder left behind
+
+
+def test_the_parser_and_the_snakefiles_imports_load_no_model_library():
+    """Every Snakefile parse builds the parser (code digests) and applies the stop signals;
+    torch there cost seconds per parse, in every dry run and every SLURM job step."""
+    code = (
+        "import sys\n"
+        "from mlrep.cli import build_parser\n"
+        "from mlrep.train.signals import leave_stop_signals_to_trainers\n"
+        "build_parser()\n"
+        "print(sorted({'torch', 'fairseq', 'transformers'} & set(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert out.stdout.strip() == "[]"

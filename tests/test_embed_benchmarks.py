@@ -11,6 +11,7 @@ import pytest
 
 from mlrep.embed import benchmarks
 from mlrep.evaluate import classify, mining, protocols, retrieval
+from mlrep.evaluate.settings import ClassifySettings
 
 SEARCH = {
     "search": {"block_size": 32},
@@ -226,7 +227,7 @@ def test_classification_trains_on_one_language_and_tests_on_the_other(tmp_path):
     folder = labelled_sets(tmp_path / "cls", stems, ["en", "de"], 40)
     spec = {"languages": ["de", "ja"], "groups": ["books"], "sets": sets}
     spec["limits"] = {"train": 30, "dev": 0, "test": 0}
-    settings = classify.Settings(**SEARCH["classify"])
+    settings = ClassifySettings(**SEARCH["classify"])
     metrics, details = benchmarks.classification(bag_of_words, folder, "amazon_cls", spec, settings)
     assert set(metrics) == {"amazon_cls_books_en-de", "amazon_cls_books_de-en"}
     assert all(value > 90 for value in metrics.values()), metrics

@@ -16,7 +16,7 @@ from mlrep.chapters.ch2_ems import cli as ch2_cli
 from mlrep.device import Devices
 from mlrep.embed import data, evaluate, train
 from mlrep.embed.model import EmsConfig, EmsModel
-from mlrep.train.checkpoint import EXIT_PREEMPTED
+from mlrep.train.signals import EXIT_PREEMPTED
 from tests.conftest import BIN
 from tests.device_helpers import FakeCuda
 from tests.learning import assert_improves, assert_loss_falls

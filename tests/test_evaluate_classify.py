@@ -11,8 +11,9 @@ import pytest
 from mlrep.cli import main
 from mlrep.evaluate import classify
 from mlrep.evaluate.embeddings import EmbeddingError
+from mlrep.evaluate.settings import ClassifySettings
 
-FAST = classify.Settings(epochs=15, runs=3, batch_size=16)
+FAST = ClassifySettings(epochs=15, runs=3, batch_size=16)
 
 
 def language(seed: int, n: int, shift: float, classes: int = 3, dim: int = 12):

@@ -30,7 +30,7 @@ from mlrep.nmt.score import score, tokenizer
 from mlrep.nmt.states import write_all
 from mlrep.nmt.train import BEST, LAST, SUMMARY, TrainSettings
 from mlrep.nmt.translate import translate
-from mlrep.train.checkpoint import EXIT_PREEMPTED
+from mlrep.train.signals import EXIT_PREEMPTED
 from tests.device_helpers import FakeCuda
 from tests.learning import assert_improves, assert_loss_falls
 from tests.nmt_helpers import (  # noqa: F401

@@ -24,7 +24,7 @@ from mlrep.data import download, tiny_corpus
 from mlrep.data.monolingual import MonolingualSettings
 from mlrep.data.validate import Filters
 from mlrep.embed import settings as embed
-from mlrep.evaluate import classify, protocols, retrieval, search
+from mlrep.evaluate.settings import ClassifySettings, MarginSettings, PoolSettings, SearchSettings
 from mlrep.nmt import settings as nmt
 from mlrep.report import fill
 from mlrep.text import lines, moses
@@ -59,14 +59,14 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("corpus", "tiny"): [(tiny_corpus.Settings, ())],
     ("text", "head-final"): [(HeadFinalSettings, ())],
     ("text", "train-subwords"): [(SubwordSettings, ())],
-    ("eval", "retrieval"): [(retrieval.MarginSettings, ()), (search.SearchSettings, ())],
+    ("eval", "retrieval"): [(MarginSettings, ()), (SearchSettings, ())],
     ("eval", "paracrawl"): [
-        (protocols.PoolSettings, ()),
-        (retrieval.MarginSettings, ()),
-        (search.SearchSettings, ()),
+        (PoolSettings, ()),
+        (MarginSettings, ()),
+        (SearchSettings, ()),
     ],
-    ("eval", "bucc"): [(retrieval.MarginSettings, ()), (search.SearchSettings, ())],
-    ("eval", "classify"): [(classify.Settings, ())],
+    ("eval", "bucc"): [(MarginSettings, ()), (SearchSettings, ())],
+    ("eval", "classify"): [(ClassifySettings, ())],
     ("text", "tokenize"): [(moses.TokenizeSettings, ()), (lines.Limits, ())],
     ("text", "detokenize"): [(moses.TokenizeSettings, UNDO), (lines.Limits, UNCAPPED)],
     ("text", "segment"): [(lines.Limits, ())],
@@ -189,11 +189,11 @@ def test_subword_settings_are_the_keys_of_a_subword_setting():
 
 def test_evaluation_suite_settings_are_the_params_keys():
     section = PARAMS["evaluate"]
-    margin = set(option_names(retrieval.MarginSettings))
-    assert _keys(section["search"]) == set(option_names(search.SearchSettings))
+    margin = set(option_names(MarginSettings))
+    assert _keys(section["search"]) == set(option_names(SearchSettings))
     assert _keys(section["retrieval"]) == _keys(section["bucc"]) == margin
-    assert _keys(section["paracrawl"]) == margin | set(option_names(protocols.PoolSettings))
-    assert _keys(section["classify"]) == set(option_names(classify.Settings))
+    assert _keys(section["paracrawl"]) == margin | set(option_names(PoolSettings))
+    assert _keys(section["classify"]) == set(option_names(ClassifySettings))
 
 
 def test_report_settings_are_the_params_keys():

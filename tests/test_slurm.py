@@ -14,7 +14,8 @@ import pytest
 import torch
 import yaml
 
-from mlrep.train.checkpoint import EXIT_PREEMPTED, Checkpoints
+from mlrep.train.checkpoint import Checkpoints
+from mlrep.train.signals import EXIT_PREEMPTED
 from tests.conftest import REPO, copy_workflow, snakemake
 from tests.slurm_cluster import LocalSlurm, unavailable
 

@@ -8,13 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from mlrep.train.checkpoint import (
-    EXIT_PREEMPTED,
-    STOP_SIGNALS,
-    Checkpoints,
-    leave_stop_signals_to_trainers,
-    stop_on_signals,
-)
+from mlrep.train.checkpoint import Checkpoints, stop_on_signals
+from mlrep.train.signals import EXIT_PREEMPTED, STOP_SIGNALS, leave_stop_signals_to_trainers
 from tests.conftest import REPO
 
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from mlrep.evaluate import classify, mining, protocols
 from mlrep.evaluate.protocols import BenchmarkError
+from mlrep.evaluate.settings import ClassifySettings
 from mlrep.io import decode_line, read_lines
 
 Encode = Callable[[list[str]], np.ndarray]
@@ -317,7 +318,7 @@ def classification(
     folder: Path,
     name: str,
     spec: Mapping[str, Any],
-    settings: classify.Settings,
+    settings: ClassifySettings,
 ) -> tuple:
     """Train on l1's ``train`` set, select on l1's ``dev`` set, test on l2's ``test`` set, for
     l1-l2 = en-xx and xx-en, per group (Amazon CLS: books, dvd, music); mean of the runs."""
@@ -382,7 +383,7 @@ def run(
         elif name == "paracrawl":
             found, info = paracrawl(encode, folder, spec, evaluate["paracrawl"], block_size)
         elif name in CLASSIFICATION:
-            settings = classify.Settings(**evaluate["classify"])
+            settings = ClassifySettings(**evaluate["classify"])
             found, info = classification(encode, folder, name, spec, settings)
         else:
             raise BenchmarkError(f"unknown benchmark {name!r}; known: {', '.join(NAMES)}")

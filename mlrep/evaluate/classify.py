@@ -11,40 +11,19 @@ the epoch with the best dev accuracy (a later epoch wins a tie). Runs differ onl
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from mlrep.cliutil import positive_int
 from mlrep.evaluate import embeddings
+from mlrep.evaluate.settings import ClassifySettings
 from mlrep.io import read_lines
 
 
 class LabelError(embeddings.EmbeddingError):
     """A label file that does not match its embeddings or the training labels."""
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The classifier and its training: params.yaml ``evaluate.classify`` and the options of
-    ``mlrep eval classify``; defaults are LASER's MLDoc choices."""
-
-    hidden: tuple[int, ...] = field(
-        default=(10, 8),
-        metadata={"type": positive_int, "nargs": "*", "help": "hidden layer sizes"},
-    )
-    dropout: float = field(default=0.2, metadata={"help": "dropout probability"})
-    lr: float = field(default=1e-3, metadata={"help": "Adam learning rate"})
-    weight_decay: float = field(default=0.0, metadata={"help": "Adam weight decay"})
-    epochs: int = field(default=500, metadata={"type": positive_int, "help": "training epochs"})
-    batch_size: int = field(default=12, metadata={"type": positive_int, "help": "batch size"})
-    runs: int = field(default=5, metadata={"type": positive_int, "help": "runs averaged"})
-    seed: int = field(default=1, metadata={"help": "seed of the first run"})
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "hidden", tuple(self.hidden))  # a params.yaml list
 
 
 @dataclass(frozen=True)
@@ -55,7 +34,7 @@ class Labelled:
     y: np.ndarray
 
 
-def _mlp(dim: int, classes: int, settings: Settings) -> torch.nn.Sequential:
+def _mlp(dim: int, classes: int, settings: ClassifySettings) -> torch.nn.Sequential:
     layers: list[torch.nn.Module] = []
     width = dim
     for size in settings.hidden:
@@ -83,7 +62,7 @@ def train_and_test(
     dev: Labelled,
     tests: dict[str, Labelled],
     classes: int,
-    settings: Settings,
+    settings: ClassifySettings,
     seed: int,
 ) -> dict:
     """One run: train on `train`, keep the best-dev epoch, report dev and test accuracies."""
@@ -112,7 +91,11 @@ def train_and_test(
 
 
 def zero_shot(
-    train: Labelled, dev: Labelled, tests: dict[str, Labelled], classes: int, settings: Settings
+    train: Labelled,
+    dev: Labelled,
+    tests: dict[str, Labelled],
+    classes: int,
+    settings: ClassifySettings,
 ) -> dict:
     """Mean test (and dev) accuracy over `settings.runs` seeded runs, with every run kept."""
     for name, data in {"dev": dev, **tests}.items():

@@ -15,13 +15,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 
-from mlrep.cliutil import positive_int
 from mlrep.evaluate import embeddings, retrieval
 from mlrep.evaluate.search import DEFAULT_BLOCK
 from mlrep.io import read_lines
@@ -156,18 +154,6 @@ def flores(
             raise BenchmarkError(f"{path}: not found; normalise Flores with {lang} selected")
         vectors[lang] = _embed(encode, path)
     return many_to_many(vectors, block_size=block_size)
-
-
-@dataclass(frozen=True)
-class PoolSettings:
-    """params.yaml ``evaluate.paracrawl``'s pool (its margin: `retrieval.MarginSettings`):
-    options of ``mlrep eval paracrawl``."""
-
-    queries: int = field(metadata={"type": positive_int, "help": "source rows searched"})
-    candidates: int = field(
-        metadata={"type": positive_int, "help": "target rows: the gold ones plus distractors"}
-    )
-    seed: int = field(metadata={"help": "seed of the draw"})
 
 
 def pool(

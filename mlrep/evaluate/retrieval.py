@@ -15,24 +15,11 @@ sentence counts as correct (Tatoeba repeats English sentences).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
-from mlrep.cliutil import positive_int
 from mlrep.evaluate import embeddings, search
 from mlrep.evaluate.search import DEFAULT_BLOCK, Neighbours
-
-MARGINS = ("absolute", "distance", "ratio")
-
-
-@dataclass(frozen=True)
-class MarginSettings:
-    """How a neighbour is scored: params.yaml ``evaluate.retrieval``, ``paracrawl`` and
-    ``bucc`` each hold these keys, the options of their ``mlrep eval`` commands."""
-
-    margin: str = field(metadata={"choices": MARGINS, "help": "absolute = plain cosine"})
-    k: int = field(metadata={"type": positive_int, "help": "neighbours averaged in a margin score"})
+from mlrep.evaluate.settings import MARGINS
 
 
 def check_margin(margin: str | None) -> str:

@@ -19,24 +19,14 @@ minutes; only the running top-k come back to the CPU.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from mlrep.cliutil import positive_int
 from mlrep.device import visible
 
 DEFAULT_BLOCK = 4096
-
-
-@dataclass(frozen=True)
-class SearchSettings:
-    """params.yaml ``evaluate.search``: an option of every ``mlrep eval`` suite command."""
-
-    block_size: int = field(
-        metadata={"type": positive_int, "help": "rows per similarity block (memory ~ its square)"}
-    )
 
 
 _NORMALISE_CHUNK = 65536

@@ -12,12 +12,16 @@ import json
 from pathlib import Path
 
 from mlrep.cliutil import add_options, settings_from
-from mlrep.evaluate import classify, embeddings, mining, protocols, retrieval, search
+from mlrep.evaluate import embeddings
+from mlrep.evaluate.settings import ClassifySettings, MarginSettings, PoolSettings, SearchSettings
 from mlrep.io import atomic_write_text, read_lines
+
+# the computing modules (torch) are imported by the verb that runs them, so that building the
+# parser (every Snakefile parse) stays light
 
 
 def _block_size(args: argparse.Namespace) -> int:
-    return settings_from(args, search.SearchSettings, ("evaluate.search",))[1].block_size
+    return settings_from(args, SearchSettings, ("evaluate.search",))[1].block_size
 
 
 def _emit(result: dict, out: Path | None) -> int:
@@ -29,7 +33,9 @@ def _emit(result: dict, out: Path | None) -> int:
 
 
 def _retrieval(args: argparse.Namespace) -> int:
-    _, scoring = settings_from(args, retrieval.MarginSettings, ("evaluate.retrieval",))
+    from mlrep.evaluate import retrieval
+
+    _, scoring = settings_from(args, MarginSettings, ("evaluate.retrieval",))
     src, tgt = embeddings.load(args.src_emb), embeddings.load(args.tgt_emb)
     embeddings.check_aligned(src, tgt, str(args.src_emb), str(args.tgt_emb))
     text = read_lines(args.tgt_text, embeddings.EmbeddingError) if args.tgt_text else None
@@ -38,8 +44,10 @@ def _retrieval(args: argparse.Namespace) -> int:
 
 
 def _paracrawl(args: argparse.Namespace) -> int:
-    _, pool = settings_from(args, protocols.PoolSettings, ("evaluate.paracrawl",))
-    _, scoring = settings_from(args, retrieval.MarginSettings, ("evaluate.paracrawl",))
+    from mlrep.evaluate import protocols
+
+    _, pool = settings_from(args, PoolSettings, ("evaluate.paracrawl",))
+    _, scoring = settings_from(args, MarginSettings, ("evaluate.paracrawl",))
     src, tgt = embeddings.load(args.src_emb), embeddings.load(args.tgt_emb)
     embeddings.check_aligned(src, tgt, str(args.src_emb), str(args.tgt_emb))
     result = protocols.pool(
@@ -56,7 +64,9 @@ def _paracrawl(args: argparse.Namespace) -> int:
 
 
 def _bucc(args: argparse.Namespace) -> int:
-    _, scoring = settings_from(args, retrieval.MarginSettings, ("evaluate.bucc",))
+    from mlrep.evaluate import mining
+
+    _, scoring = settings_from(args, MarginSettings, ("evaluate.bucc",))
     test_files = (
         args.test_src_emb,
         args.test_tgt_emb,
@@ -80,7 +90,9 @@ def _bucc(args: argparse.Namespace) -> int:
 
 
 def _classify(args: argparse.Namespace) -> int:
-    _, settings = settings_from(args, classify.Settings, ("evaluate.classify",))
+    from mlrep.evaluate import classify
+
+    _, settings = settings_from(args, ClassifySettings, ("evaluate.classify",))
     if len(args.test_emb) != len(args.test_labels):
         raise embeddings.EmbeddingError(
             f"{len(args.test_emb)} --test-emb files but {len(args.test_labels)} --test-labels "
@@ -98,8 +110,8 @@ def _classify(args: argparse.Namespace) -> int:
 
 
 def _shared(parser: argparse.ArgumentParser) -> None:
-    add_options(parser, retrieval.MarginSettings)
-    add_options(parser, search.SearchSettings)
+    add_options(parser, MarginSettings)
+    add_options(parser, SearchSettings)
     parser.add_argument("--out", type=Path, help="also write the JSON result here")
 
 
@@ -127,7 +139,7 @@ def register_suite(sub: argparse._SubParsersAction, common: argparse.ArgumentPar
     )
     para.add_argument("--src-emb", type=Path, required=True, help="query side, aligned rows")
     para.add_argument("--tgt-emb", type=Path, required=True, help="candidate side")
-    add_options(para, protocols.PoolSettings)
+    add_options(para, PoolSettings)
     _shared(para)
     para.set_defaults(func=_paracrawl)
 
@@ -166,6 +178,6 @@ def register_suite(sub: argparse._SubParsersAction, common: argparse.ArgumentPar
     cls.add_argument("--dev-labels", type=Path, required=True)
     cls.add_argument("--test-emb", type=Path, nargs="+", required=True)
     cls.add_argument("--test-labels", type=Path, nargs="+", required=True)
-    add_options(cls, classify.Settings)
+    add_options(cls, ClassifySettings)
     cls.add_argument("--out", type=Path, help="also write the JSON result here")
     cls.set_defaults(func=_classify)

@@ -41,6 +41,7 @@ from mlrep.nmt.model import ARCHITECTURES, MODEL, USER_DIR
 from mlrep.nmt.settings import TrainSettings
 from mlrep.nmt.variant import Variant
 from mlrep.train.checkpoint import Preempted
+from mlrep.train.signals import STOP_SIGNALS
 
 SUMMARY = "train.json"
 BEST = "checkpoint_best.pt"
@@ -102,7 +103,6 @@ def fairseq_args(
     return args
 
 
-_STOP_SIGNALS = (signal.SIGUSR1, signal.SIGTERM)
 _received: list[str] = []  # the stop signals this process got (each rank records its own)
 
 
@@ -115,7 +115,7 @@ def _record(signum: int, _frame: object) -> None:
 @contextmanager
 def _recording_signals() -> Iterator[list[str]]:
     """Record SIGUSR1/SIGTERM instead of dying of them; `_stop_together` acts on them."""
-    previous = {s: signal.signal(s, _record) for s in _STOP_SIGNALS}
+    previous = {s: signal.signal(s, _record) for s in STOP_SIGNALS}
     try:
         yield _received
     finally:

@@ -15,7 +15,7 @@ import os
 import random
 import re
 import signal
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,8 +24,8 @@ import numpy as np
 import torch
 
 from mlrep.io import atomic_file
+from mlrep.train.signals import EXIT_PREEMPTED, STOP_SIGNALS
 
-EXIT_PREEMPTED = 75  # EX_TEMPFAIL: "try again later"
 _NAME = re.compile(r"^step-(\d{9})\.pt$")
 
 
@@ -89,9 +89,6 @@ class StopRequest:
 
     def __bool__(self) -> bool:
         return self.signal is not None
-
-
-STOP_SIGNALS = (signal.SIGUSR1, signal.SIGTERM)
 
 
 @contextmanager
@@ -164,20 +161,3 @@ def train(
             if step % checkpoint_every == 0:
                 log(f"step {step} loss {loss:.6f}")
     return total_updates
-
-
-def leave_stop_signals_to_trainers(environ: Mapping[str, str] = os.environ) -> bool:
-    """In a SLURM job step, make this process (and the shells it starts) ignore SIGUSR1/SIGTERM.
-
-    SLURM signals every process of a job step: the executor plugin runs the rule through a
-    Snakemake inside the step, which would die of SIGUSR1 (Python's default) or exit on
-    SIGTERM, ending the step and getting the trainer killed while it saves. Ignored, the
-    signal reaches the trainer alone (its own handlers replace the inherited "ignore"), the
-    trainer saves and exits `EXIT_PREEMPTED`, and Snakemake's retry resumes it. Returns
-    whether it applied (only inside a step: ``SLURM_STEP_ID`` set).
-    """
-    if "SLURM_STEP_ID" not in environ:
-        return False
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, signal.SIG_IGN)
-    return True
