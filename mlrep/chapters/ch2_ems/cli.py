@@ -224,7 +224,9 @@ def _baseline(args: argparse.Namespace) -> int:
             f"{folder}: no {baselines.FETCHED}, so not a checkpoint fetched from {args.hub}; "
             f"fetch it (mlrep ch2 fetch) or run it as {args.run}{runs.STAND_IN_SUFFIX}"
         )
-    encoder = baselines.load(args.loader, folder, evaluation.encode_batch_size, visible().device)
+    encoder = baselines.load(
+        args.loader, folder, evaluation.encode_batch_size, visible().device, args.threads
+    )
     metrics: dict[str, float] = {
         "parameters": encoder.parameters,
         "parameters_m": encoder.parameters / 1e6,
