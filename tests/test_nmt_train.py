@@ -20,12 +20,12 @@ import torch
 from mlrep.chapters.ch8_layernorm.systems import System
 from mlrep.cliutil import flags_from
 from mlrep.device import Devices
+from mlrep.evaluate.mt import sacrebleu_tokenizer
 from mlrep.evaluate.states import open_states
 from mlrep.io import read_lines
 from mlrep.nmt import decode as decode_module
 from mlrep.nmt.data import directions
 from mlrep.nmt.decode import BeamSettings, Translator
-from mlrep.evaluate.mt import sacrebleu_tokenizer
 from mlrep.nmt.score import score
 from mlrep.nmt.states import write_all
 from mlrep.nmt.train import BEST, LAST, SUMMARY, TrainSettings

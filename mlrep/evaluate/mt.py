@@ -140,7 +140,9 @@ def mrasp2_tokens(
     code = _lang(lang)
     if code == "zh":
         return [" ".join("".join(line.split())) for line in lines]
-    steps = ("normalise_romanian", "remove_diacritics") if code == "ro" and remove_diacritics else ()
+    steps = (
+        ("normalise_romanian", "remove_diacritics") if code == "ro" and remove_diacritics else ()
+    )
     return moses.tokenize(list(lines), code, backend, normalize=False, escape=False, steps=steps)
 
 
@@ -154,7 +156,9 @@ def tokenized_bleu(
     _check(hypotheses, references)
     code = _lang(lang)
     if protocol.name == "wat":
-        tokens = [wat_tokens(side, code, protocol.moses_backend) for side in (hypotheses, references)]
+        tokens = [
+            wat_tokens(side, code, protocol.moses_backend) for side in (hypotheses, references)
+        ]
         how = (
             segment.tool_version(code)
             if code in ("ja", "zh")

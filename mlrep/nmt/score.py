@@ -2,11 +2,11 @@
 statistics for the bootstrap.
 
 The thesis's protocol, `mlrep.evaluate.mt`'s ``sacrebleu``: tokenizer ``zh`` for Chinese
-targets and ``13a`` otherwise; each direction keeps sacrebleu's signature. ``zst_bleu`` / ``sup_bleu`` are the means over the
-zero-shot / supervised directions (the thesis averages directions, then seeds); their
-per-sentence statistics, listed direction by direction with ``groups`` saying where each
-direction's sentences lie, feed the report's paired bootstrap, which resamples within each
-direction and averages the directions' BLEU as the metric does.
+targets and ``13a`` otherwise; each direction keeps sacrebleu's signature. ``zst_bleu`` /
+``sup_bleu`` are the means over the zero-shot / supervised directions (the thesis averages
+directions, then seeds); their per-sentence statistics, listed direction by direction with
+``groups`` saying where each direction's sentences lie, feed the report's paired bootstrap,
+which resamples within each direction and averages the directions' BLEU as the metric does.
 """
 
 from __future__ import annotations

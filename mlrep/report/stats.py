@@ -41,9 +41,7 @@ def bleu_from_stats(totals: np.ndarray) -> float:
 _CHRF_PLUS_PLUS = CHRF(word_order=2)
 
 
-def chrf_sentence_stats(
-    hypotheses: Sequence[str], references: Sequence[str]
-) -> list[list[float]]:
+def chrf_sentence_stats(hypotheses: Sequence[str], references: Sequence[str]) -> list[list[float]]:
     """Per-sentence chrF++ statistics: for each character order 1–6 and word order 1–2, the
     hypothesis n-grams, reference n-grams and matches (24 numbers), which sacrebleu sums."""
     return [
