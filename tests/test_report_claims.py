@@ -8,13 +8,15 @@ from collections import Counter
 
 import pytest
 import yaml
-from sacrebleu.metrics import BLEU
+from sacrebleu.metrics import BLEU, CHRF
 
 from mlrep.report import claims, fill, tables
 from mlrep.report.metrics import Results, collect
 from mlrep.report.reference import load_all
+from mlrep.report.stats import chrf_sentence_stats
 from tests.conftest import REPO
 from tests.report_helpers import (
+    REFERENCES,
     SUPERVISED,
     ZERO_SHOT,
     ch8_results,
@@ -124,6 +126,24 @@ def test_a_cells_test_sets_are_its_directions_the_same_at_every_seed():
     assert sets[1].data[1, 0, 0] == 2.0  # the second direction holds the third sentence
     assert cell.test_sets([1, 3], "bleu_stats") is None  # seed 3 has no statistics
     assert cell.test_sets([1, 2], "sentence_scores") is None
+
+
+def test_chrf_cells_are_bootstrapped_from_their_chrf_stats():
+    rng = random.Random(5)
+    sides = []
+    for rate in (0.05, 0.5):
+        cell = fill.Cell(published="")
+        for seed in (1, 2):
+            hyps = [degrade(r, rate, rng) for r in REFERENCES]
+            cell.chrf_stats[seed] = chrf_sentence_stats(hyps, REFERENCES)
+            cell.seeds[seed] = CHRF(word_order=2).corpus_score(hyps, [REFERENCES]).score
+        sides.append([cell])
+    higher = claims._Hypothesis(within=False, margin=0.0)
+    p, described, seeds = claims._compare(*sides, "paired_bootstrap", higher, (300, 1))
+    assert described.startswith("paired bootstrap over") and seeds == [1, 2] and p < 0.01
+    sides[0][0].seeds[1] += 1.0  # statistics that no longer give the printed chrF++
+    _, described, _ = claims._compare(*sides, "paired_bootstrap", higher, (300, 1))
+    assert described == "sign test over 2 seeds (chrf_stats do not reproduce the printed values)"
 
 
 def test_statistics_that_do_not_reproduce_the_printed_value_are_not_bootstrapped(tmp_path):
