@@ -11,9 +11,10 @@ import yaml
 from sacrebleu.metrics import BLEU, CHRF
 
 from mlrep.report import claims, fill, tables
-from mlrep.report.metrics import Results, collect
+from mlrep.report.metrics import Results, collect, write
 from mlrep.report.reference import load_all
 from mlrep.report.stats import chrf_sentence_stats
+from mlrep.report.tables import CellKey
 from tests.conftest import REPO
 from tests.report_helpers import (
     REFERENCES,
@@ -128,15 +129,25 @@ def test_a_cells_test_sets_are_its_directions_the_same_at_every_seed():
     assert cell.test_sets([1, 2], "sentence_scores") is None
 
 
-def test_chrf_cells_are_bootstrapped_from_their_chrf_stats():
+def test_chrf_cells_are_bootstrapped_from_their_chrf_stats(tmp_path):
+    """chrF++ values and their statistics written by two runs reach the cells and the ledger
+    (the metric's name is any the chapter declares)."""
     rng = random.Random(5)
     sides = []
-    for rate in (0.05, 0.5):
-        cell = fill.Cell(published="")
+    for run, rate in (("good", 0.05), ("bad", 0.5)):
         for seed in (1, 2):
             hyps = [degrade(r, rate, rng) for r in REFERENCES]
-            cell.chrf_stats[seed] = chrf_sentence_stats(hyps, REFERENCES)
-            cell.seeds[seed] = CHRF(word_order=2).corpus_score(hyps, [REFERENCES]).score
+            write(
+                tmp_path / "ch8_layernorm" / run / f"seed{seed}" / "metrics.json",
+                *("ch8_layernorm", run, seed, "tiny"),
+                {"zst_bleu": CHRF(word_order=2).corpus_score(hyps, [REFERENCES]).score},
+                chrf_stats={"zst_bleu": chrf_sentence_stats(hyps, REFERENCES)},
+            )
+        cell = fill.Cell(published="")
+        fill._measure(
+            [CellKey(run, ("zst_bleu",))], collect(tmp_path, "tiny"), "ch8_layernorm", cell
+        )
+        assert sorted(cell.chrf_stats) == [1, 2]
         sides.append([cell])
     higher = claims._Hypothesis(within=False, margin=0.0)
     p, described, seeds = claims._compare(*sides, "paired_bootstrap", higher, (300, 1))
