@@ -153,8 +153,9 @@ def test_softmax_layer_mix(tmp_path):
 
 
 def test_protocol_scores_are_the_mean_of_sentence_scores_times_100(checkpoint):
-    scorer = comet.load(str(checkpoint), device="cpu")
-    result = mt.score(Protocol("comet"), HYPOTHESES, REFERENCES, "de", SOURCES, scorer)
+    protocol = Protocol("comet", comet_checkpoint=str(checkpoint))
+    scorer = protocol.comet(device="cpu")
+    result = mt.score(protocol, HYPOTHESES, REFERENCES, "de", SOURCES, scorer)
     sentences = scorer.score(SOURCES, HYPOTHESES, REFERENCES)
     assert result.kind == "sentence_scores"
     assert result.stats == pytest.approx([100 * v for v in sentences])

@@ -167,3 +167,23 @@ def test_requests_the_protocol_cannot_serve():
         mt.score(Protocol("sacrebleu"), EN_HYP[:2], EN_REF, "en")
     with pytest.raises(ProtocolError, match="source sentences and a loaded checkpoint"):
         mt.score(Protocol("comet"), EN_HYP, EN_REF, "en")
+
+
+def test_the_params_schema_knows_every_protocol_and_option():
+    import dataclasses
+
+    import yaml
+
+    from mlrep.text.moses import BACKENDS
+    from tests.conftest import REPO
+
+    schema = yaml.safe_load((REPO / "workflow/schemas/params.schema.yaml").read_text())
+    scoring = schema["$defs"]["scoring"]["properties"]
+    assert tuple(scoring["name"]["enum"]) == mt.PROTOCOLS
+    assert tuple(scoring["moses_backend"]["enum"]) == BACKENDS
+    assert set(scoring) == {f.name for f in dataclasses.fields(Protocol)}
+
+
+def test_comet_needs_a_checkpoint_setting():
+    with pytest.raises(ProtocolError, match="comet_checkpoint is empty"):
+        Protocol("comet").comet()

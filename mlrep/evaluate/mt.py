@@ -30,7 +30,7 @@ instead. The two agree whenever every n-gram order has a match.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sacrebleu.metrics import BLEU, CHRF
@@ -60,15 +60,34 @@ class ProtocolError(MlrepError):
 
 @dataclass(frozen=True)
 class Protocol:
-    """A chapter's scoring setting: the protocol's name and the options it reads."""
+    """A chapter's scoring setting (``$defs/scoring`` of the params schema): the protocol's
+    name and the options it reads."""
 
-    name: str = "sacrebleu"
-    moses_backend: str = MOSES_BACKEND  # tokenized protocols: the Moses implementation
-    remove_diacritics: bool = False  # mrasp2: Romanian diacritics removed (per table)
+    name: str = field(default="sacrebleu", metadata={"help": f"one of {', '.join(PROTOCOLS)}"})
+    moses_backend: str = field(
+        default=MOSES_BACKEND, metadata={"help": "wat, mrasp2: the Moses implementation"}
+    )
+    remove_diacritics: bool = field(
+        default=False, metadata={"help": "mrasp2: remove Romanian diacritics (where its table did)"}
+    )
+    comet_checkpoint: str = field(
+        default="", metadata={"help": "comet: hub id or folder of a COMET checkpoint"}
+    )
+    comet_revision: str = field(
+        default="", metadata={"help": "comet: the hub revision (commit) to pin; '' = default"}
+    )
 
     def __post_init__(self) -> None:
         if self.name not in PROTOCOLS:
             raise ProtocolError(f"unknown scoring protocol {self.name!r}; one of {PROTOCOLS}")
+
+    def comet(self, device: str | None = None) -> Comet:
+        """The COMET checkpoint this setting names, loaded (at its pinned revision)."""
+        from mlrep.evaluate import comet
+
+        if not self.comet_checkpoint:
+            raise ProtocolError("comet_checkpoint is empty: name a COMET hub id or folder")
+        return comet.load(self.comet_checkpoint, self.comet_revision or None, device)
 
 
 @dataclass(frozen=True)
