@@ -163,6 +163,24 @@ def test_protocol_scores_are_the_mean_of_sentence_scores_times_100(checkpoint):
     assert result.signature.startswith(f"comet:{checkpoint}|encoder:")
 
 
+def test_a_hub_id_is_downloaded_at_its_pinned_revision(monkeypatch, checkpoint):
+    """The same hub-id-or-folder path as BLEURT: the COMET files at the setting's revision."""
+    asked = []
+
+    def snapshot_download(repo_id, revision, allow_patterns):
+        asked.append((repo_id, revision, allow_patterns))
+        return str(checkpoint)
+
+    monkeypatch.setattr("huggingface_hub.snapshot_download", snapshot_download)
+    protocol = Protocol("comet", comet_checkpoint="Unbabel/wmt22-comet-da", comet_revision="abc")
+    scorer = protocol.comet(device="cpu")
+    assert asked == [("Unbabel/wmt22-comet-da", "abc", list(comet.FILES))]
+    assert scorer.signature.startswith("comet:Unbabel/wmt22-comet-da@abc|")
+    assert scorer.score(SOURCES, HYPOTHESES, REFERENCES) == pytest.approx(
+        comet.load(str(checkpoint), device="cpu").score(SOURCES, HYPOTHESES, REFERENCES)
+    )
+
+
 def test_checkpoints_it_cannot_read(tmp_path, checkpoint):
     with pytest.raises(CometError, match="needs hparams"):
         comet.load(str(tmp_path), device="cpu")
