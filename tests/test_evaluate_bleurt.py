@@ -63,13 +63,17 @@ def test_pairs_are_bleurts_segments_trimmed_longest_first(scorer):
 def test_a_hub_id_is_downloaded_then_loaded_the_same_way(monkeypatch):
     asked = {}
 
-    def snapshot_download(repo_id, allow_patterns):
-        asked.update(repo_id=repo_id, patterns=allow_patterns)
+    def snapshot_download(repo_id, revision, allow_patterns):
+        asked.update(repo_id=repo_id, revision=revision, patterns=allow_patterns)
         return str(CHECKPOINT)
 
     monkeypatch.setattr("huggingface_hub.snapshot_download", snapshot_download)
     loaded = bleurt.load("lucadiliello/BLEURT-20", device="cpu")
-    assert asked == {"repo_id": "lucadiliello/BLEURT-20", "patterns": list(bleurt.FILES)}
+    assert asked == {
+        "repo_id": "lucadiliello/BLEURT-20",
+        "revision": None,
+        "patterns": list(bleurt.FILES),
+    }
     assert loaded.score(["a cat"], ["a cat"]) == pytest.approx(
         bleurt.load(str(CHECKPOINT), device="cpu").score(["a cat"], ["a cat"])
     )

@@ -157,3 +157,38 @@ def test_groups_that_do_not_split_the_sentences_are_refused(tmp_path, groups, me
     path.write_text(json.dumps(document | {"groups": groups}))
     with pytest.raises(MetricsFileError, match=message):
         read(path)
+
+
+def test_chrf_stats_read_back_split_by_groups_and_are_checked(tmp_path):
+    """chrF++'s 24 counts per sentence travel like bleu_stats (the name is any declared one)."""
+    rows = [[float(i)] * 24 for i in range(3)]
+    out = tmp_path / "ch8_layernorm" / "r" / "seed1" / "metrics.json"
+    groups = {"zst_bleu": [("de-fr", 2), ("fr-de", 1)]}
+    write(out, "ch8_layernorm", "r", 1, "tiny", {"zst_bleu": 5.0}, chrf_stats={"zst_bleu": rows})
+    assert read(out).chrf_stats == {"zst_bleu": rows}
+    write(
+        out,
+        "ch8_layernorm",
+        "r",
+        1,
+        "tiny",
+        {"zst_bleu": 5.0},
+        chrf_stats={"zst_bleu": rows},
+        groups=groups,
+    )
+    assert read(out).groups == groups
+    with pytest.raises(MetricsFileError, match="groups hold 2 sentences"):
+        write(
+            out,
+            "ch8_layernorm",
+            "r",
+            1,
+            "tiny",
+            {"zst_bleu": 5.0},
+            chrf_stats={"zst_bleu": rows},
+            groups={"zst_bleu": [("de-fr", 2)]},
+        )
+    with pytest.raises(MetricsFileError, match=r"chrf_stats\.zst_bleu must be a list of 24-number"):
+        write(out, "ch8_layernorm", "r", 1, "tiny", {}, chrf_stats={"zst_bleu": [[1.0] * 10]})
+    with pytest.raises(MetricNameError):
+        write(out, "ch8_layernorm", "r", 1, "tiny", {}, chrf_stats={"chrf_typo": rows})

@@ -8,13 +8,16 @@ from collections import Counter
 
 import pytest
 import yaml
-from sacrebleu.metrics import BLEU
+from sacrebleu.metrics import BLEU, CHRF
 
 from mlrep.report import claims, fill, tables
-from mlrep.report.metrics import Results, collect
+from mlrep.report.metrics import Results, collect, write
 from mlrep.report.reference import load_all
+from mlrep.report.stats import chrf_sentence_stats
+from mlrep.report.tables import CellKey
 from tests.conftest import REPO
 from tests.report_helpers import (
+    REFERENCES,
     SUPERVISED,
     ZERO_SHOT,
     ch8_results,
@@ -124,6 +127,34 @@ def test_a_cells_test_sets_are_its_directions_the_same_at_every_seed():
     assert sets[1].data[1, 0, 0] == 2.0  # the second direction holds the third sentence
     assert cell.test_sets([1, 3], "bleu_stats") is None  # seed 3 has no statistics
     assert cell.test_sets([1, 2], "sentence_scores") is None
+
+
+def test_chrf_cells_are_bootstrapped_from_their_chrf_stats(tmp_path):
+    """chrF++ values and their statistics written by two runs reach the cells and the ledger
+    (the metric's name is any the chapter declares)."""
+    rng = random.Random(5)
+    sides = []
+    for run, rate in (("good", 0.05), ("bad", 0.5)):
+        for seed in (1, 2):
+            hyps = [degrade(r, rate, rng) for r in REFERENCES]
+            write(
+                tmp_path / "ch8_layernorm" / run / f"seed{seed}" / "metrics.json",
+                *("ch8_layernorm", run, seed, "tiny"),
+                {"zst_bleu": CHRF(word_order=2).corpus_score(hyps, [REFERENCES]).score},
+                chrf_stats={"zst_bleu": chrf_sentence_stats(hyps, REFERENCES)},
+            )
+        cell = fill.Cell(published="")
+        fill._measure(
+            [CellKey(run, ("zst_bleu",))], collect(tmp_path, "tiny"), "ch8_layernorm", cell
+        )
+        assert sorted(cell.chrf_stats) == [1, 2]
+        sides.append([cell])
+    higher = claims._Hypothesis(within=False, margin=0.0)
+    p, described, seeds = claims._compare(*sides, "paired_bootstrap", higher, (300, 1))
+    assert described.startswith("paired bootstrap over") and seeds == [1, 2] and p < 0.01
+    sides[0][0].seeds[1] += 1.0  # statistics that no longer give the printed chrF++
+    _, described, _ = claims._compare(*sides, "paired_bootstrap", higher, (300, 1))
+    assert described == "sign test over 2 seeds (chrf_stats do not reproduce the printed values)"
 
 
 def test_statistics_that_do_not_reproduce_the_printed_value_are_not_bootstrapped(tmp_path):

@@ -3,12 +3,15 @@ sets and seeds), one- and two-sided, and the sign test."""
 
 import numpy as np
 import pytest
-from sacrebleu.metrics import BLEU
+from sacrebleu.metrics import BLEU, CHRF
 
 from mlrep.report.stats import (
     SentenceSet,
     bleu_from_stats,
+    chrf_from_stats,
+    chrf_sentence_stats,
     corpus_bleu,
+    corpus_chrf,
     corpus_mean,
     p_exceeds,
     p_within,
@@ -30,6 +33,31 @@ def test_bleu_from_summed_sentence_stats_equals_sacrebleu_corpus_bleu():
     hyps = [degrade(r, 0.3, rng) for r in REFERENCES]
     stats = np.array(sentence_stats(hyps, REFERENCES)).sum(axis=0)
     assert bleu_from_stats(stats) == pytest.approx(BLEU().corpus_score(hyps, [REFERENCES]).score)
+
+
+def test_chrf_from_summed_sentence_stats_equals_sacrebleu_corpus_chrf_plus_plus():
+    import random
+
+    rng = random.Random(2)
+    hyps = [degrade(r, 0.3, rng) for r in REFERENCES]
+    stats = chrf_sentence_stats(hyps, REFERENCES)
+    expected = CHRF(word_order=2).corpus_score(hyps, [REFERENCES]).score
+    assert chrf_from_stats(np.array(stats).sum(axis=0)) == pytest.approx(expected)
+    assert expected != pytest.approx(CHRF().corpus_score(hyps, [REFERENCES]).score, abs=0.1)
+    assert len(stats) == len(REFERENCES) and {len(row) for row in stats} == {24}
+
+
+def test_paired_bootstrap_of_chrf_recomputes_corpus_chrf():
+    import random
+
+    rng = random.Random(4)
+    hyps = [[degrade(r, rate, rng) for r in REFERENCES] for rate in (0.05, 0.5)]
+    sets = [[SentenceSet(np.array([chrf_sentence_stats(h, REFERENCES)]))] for h in hyps]
+    for found, h in zip(sets, hyps, strict=True):  # the printed number, unresampled
+        printed = CHRF(word_order=2).corpus_score(h, [REFERENCES]).score
+        assert quantity(found, corpus_chrf) == pytest.approx(printed)
+    differences = paired_differences(*sets, corpus_chrf, samples=300, seed=1)
+    assert p_exceeds(differences) < 0.01 and p_exceeds(-differences) > 0.99
 
 
 def test_paired_bootstrap_separates_a_better_system_from_a_worse_one():

@@ -91,8 +91,11 @@ class Bleurt:
         return scores
 
 
-def checkpoint_folder(checkpoint: str) -> Path:
-    """A local folder as it is, else a hub repository id downloaded into the hub's cache.
+def checkpoint_folder(
+    checkpoint: str, revision: str | None = None, files: Sequence[str] = FILES
+) -> Path:
+    """A local folder as it is, else a hub repository id at `revision` (None: the default
+    branch) downloaded into the hub's cache, only its `files` (glob patterns).
 
     Compute nodes without internet: download once on a login node (the same call, or
     ``hf download lucadiliello/BLEURT-20``) and keep ``HF_HOME`` shared, or give the folder.
@@ -102,7 +105,9 @@ def checkpoint_folder(checkpoint: str) -> Path:
         return local
     from huggingface_hub import snapshot_download
 
-    return Path(snapshot_download(repo_id=checkpoint, allow_patterns=list(FILES)))
+    return Path(
+        snapshot_download(repo_id=checkpoint, revision=revision, allow_patterns=list(files))
+    )
 
 
 def _rembert_config(port: dict[str, Any], folder: Path):

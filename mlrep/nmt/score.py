@@ -1,12 +1,12 @@
 """SacreBLEU (and, at full scale, BLEURT) per direction, the chapter's averages, and the
 statistics for the bootstrap.
 
-Tokenizer ``zh`` for Chinese targets and ``13a`` otherwise (the thesis's protocol); each
-direction keeps sacrebleu's signature. ``zst_bleu`` / ``sup_bleu`` are the means over the
-zero-shot / supervised directions (the thesis averages directions, then seeds); their
-per-sentence statistics, listed direction by direction with ``groups`` saying where each
-direction's sentences lie, feed the report's paired bootstrap, which resamples within each
-direction and averages the directions' BLEU as the metric does.
+The thesis's protocol, `mlrep.evaluate.mt`'s ``sacrebleu``: tokenizer ``zh`` for Chinese
+targets and ``13a`` otherwise; each direction keeps sacrebleu's signature. ``zst_bleu`` /
+``sup_bleu`` are the means over the zero-shot / supervised directions (the thesis averages
+directions, then seeds); their per-sentence statistics, listed direction by direction with
+``groups`` saying where each direction's sentences lie, feed the report's paired bootstrap,
+which resamples within each direction and averages the directions' BLEU as the metric does.
 """
 
 from __future__ import annotations
@@ -14,16 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from sacrebleu.metrics import BLEU
-
+from mlrep.evaluate import mt
 from mlrep.evaluate.bleurt import Bleurt
 from mlrep.io import read_lines
 from mlrep.nmt.data import Direction, NmtDataError, read_pair
-from mlrep.report.stats import sentence_stats
-
-
-def tokenizer(lang: str) -> str:
-    return "zh" if lang.split("_")[0] == "zh" else "13a"
 
 
 def _hypotheses(hyp_dir: Path, text_dir: Path, d: Direction) -> tuple[list[str], list[str]]:
@@ -45,16 +39,15 @@ def score(hyp_dir: Path, text_dir: Path, wanted: Sequence[Direction]) -> dict:
     groups: dict[str, list[tuple[str, int]]] = {"zst_bleu": [], "sup_bleu": []}
     for d in wanted:
         hyps, refs = _hypotheses(hyp_dir, text_dir, d)
-        bleu = BLEU(tokenize=tokenizer(d.tgt))
-        result = bleu.corpus_score(hyps, [refs])
+        result = mt.score(mt.Protocol("sacrebleu"), hyps, refs, d.tgt)
         per_direction[d.name] = {
             "bleu": result.score,
-            "signature": str(bleu.get_signature()),
+            "signature": result.signature,
             "zero_shot": d.zero_shot,
             "lines": len(hyps),
         }
         mean = "zst_bleu" if d.zero_shot else "sup_bleu"
-        stats[mean].extend(sentence_stats(hyps, refs, tokenize=tokenizer(d.tgt)))
+        stats[mean].extend(result.stats)
         groups[mean].append((d.name, len(hyps)))
     return {
         "metrics": _metrics(per_direction, "bleu"),

@@ -58,6 +58,7 @@ from mlrep.report.stats import (
     Score,
     SentenceSet,
     corpus_bleu,
+    corpus_chrf,
     corpus_mean,
     p_exceeds,
     p_within,
@@ -77,6 +78,7 @@ _KEYS = {"id", "chapter", "claim", "a", "b", "direction", "statistic", "alpha", 
 # per-sentence data of a cell and the corpus score it sums to (`Cell.test_sets`)
 _KINDS: tuple[tuple[str, Score], ...] = (
     ("bleu_stats", corpus_bleu),
+    ("chrf_stats", corpus_chrf),
     ("sentence_scores", corpus_mean),
 )
 

@@ -55,6 +55,7 @@ class Cell:
     measured: float | None = None
     seeds: dict[int, float] = field(default_factory=dict)
     bleu_stats: dict[int, list[list[float]]] = field(default_factory=dict)
+    chrf_stats: dict[int, list[list[float]]] = field(default_factory=dict)
     sentence_scores: dict[int, list[float]] = field(default_factory=dict)
     groups: dict[int, list[tuple[str, int]]] = field(default_factory=dict)  # metrics.py
     aggregate: bool = False
@@ -72,13 +73,13 @@ class Cell:
         """Drop what was measured (value, seeds, per-sentence data): an aggregate or a delta
         recomputes its value from other cells and has no sentences of its own."""
         self.measured, self.seeds = None, {}
-        self.bleu_stats, self.sentence_scores, self.groups = {}, {}, {}
+        self.bleu_stats, self.chrf_stats, self.sentence_scores, self.groups = {}, {}, {}, {}
 
     def test_sets(self, seeds: list[int], kind: str) -> list[SentenceSet] | None:
-        """The cell's per-sentence data `kind` (``bleu_stats`` or ``sentence_scores``) at
-        `seeds` as test sets whose `quantity` is the cell's value over those seeds: one per
-        group (a direction) of its metric, weighted equally; None if a seed lacks the data or
-        the seeds disagree on the groups."""
+        """The cell's per-sentence data `kind` (``bleu_stats``, ``chrf_stats`` or
+        ``sentence_scores``) at `seeds` as test sets whose `quantity` is the cell's value over
+        those seeds: one per group (a direction) of its metric, weighted equally; None if a
+        seed lacks the data or the seeds disagree on the groups."""
         data: dict[int, list] = getattr(self, kind)
         if not seeds or any(s not in data for s in seeds):
             return None
@@ -159,6 +160,8 @@ def _measure(keys: list[CellKey], results: Results, chapter: str, cell: Cell) ->
                     name = key.metrics[0]
                     if name in result.bleu_stats:
                         cell.bleu_stats[result.seed] = result.bleu_stats[name]
+                    if name in result.chrf_stats:
+                        cell.chrf_stats[result.seed] = result.chrf_stats[name]
                     if name in result.sentence_scores:
                         cell.sentence_scores[result.seed] = result.sentence_scores[name]
                     if name in result.groups:

@@ -13,6 +13,7 @@ with this content (JSON object; extra keys are ignored)::
       "scale": "tiny",                      # the scale the numbers were measured at
       "metrics": {"zst_bleu": 16.8, "zst_off_target": 8.59},   # name -> number
       "bleu_stats": {"zst_bleu": [[hyp_len, ref_len, c1, c2, c3, c4, t1, t2, t3, t4], ...]},
+      "chrf_stats": {"chrf_en-de": [[24 chrF++ n-gram counts], ...]},
       "sentence_scores": {"zst_off_target": [100.0, 0.0, ...]},
       "groups": {"zst_bleu": [["de-fr", 200], ["fr-de", 200], ...]}
     }
@@ -22,6 +23,9 @@ with this content (JSON object; extra keys are ignored)::
 0.0859), as the thesis prints them. ``bleu_stats`` is optional: the per-sentence BLEU sufficient
 statistics of a BLEU metric (`mlrep.report.stats.sentence_stats` computes them with sacrebleu);
 where both sides of a comparison have them, the claims ledger runs a paired bootstrap test.
+``chrf_stats`` are the same for a chrF++ metric: per sentence, the hypothesis, reference and
+matching n-gram counts of each character order 1–6 and word order 1–2
+(`mlrep.report.stats.chrf_sentence_stats`), which sum to the corpus score.
 ``sentence_scores`` is optional too: per-sentence scores of a metric that is their mean (an
 off-target rate: 100 for a hypothesis in the wrong language, 0 otherwise), bootstrapped alike.
 ``groups`` says how a metric's per-sentence data splits into test sets when the metric is the
@@ -183,6 +187,7 @@ class SeedResult:
     sentence_scores: dict[str, list[float]] = field(default_factory=dict)
     groups: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     sha256: str = ""
+    chrf_stats: dict[str, list[list[float]]] = field(default_factory=dict)
 
     def floor(self) -> SeedResult:
         """The floors of this result's metrics, under the metrics' own names."""
@@ -194,6 +199,7 @@ class SeedResult:
             self,
             metrics=floors(self.metrics),
             bleu_stats=floors(self.bleu_stats),
+            chrf_stats=floors(self.chrf_stats),
             sentence_scores=floors(self.sentence_scores),
             groups=floors(self.groups),
         )
@@ -206,6 +212,7 @@ def read(path: Path) -> SeedResult:
     except json.JSONDecodeError as exc:
         raise MetricsFileError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
     metrics, stats, scores, groups = _contents(data, path)
+    chrf = data.get("chrf_stats", {})
     return SeedResult(
         path=path,
         chapter=data["chapter"],
@@ -217,6 +224,7 @@ def read(path: Path) -> SeedResult:
         sentence_scores=scores,
         groups=groups,
         sha256=sha256_file(path),
+        chrf_stats=chrf,
     )
 
 
@@ -231,11 +239,12 @@ def write(
     bleu_stats: Mapping[str, list[list[float]]] | None = None,
     sentence_scores: Mapping[str, list[float]] | None = None,
     groups: Mapping[str, list[tuple[str, int]]] | None = None,
+    chrf_stats: Mapping[str, list[list[float]]] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """Write one run's metrics.json (atomically) and return what was written.
 
-    The one writer of the contract: every name in `metrics`, `bleu_stats`,
+    The one writer of the contract: every name in `metrics`, `bleu_stats`, `chrf_stats`,
     `sentence_scores` and `groups` must be declared by `chapter` (`declared`), and the
     document must pass the checks `read` applies, so a file the report would reject or never
     look up is not written. `extra` keys (per-direction details, a baseline's checkpoint) are
@@ -248,11 +257,18 @@ def write(
         "scale": scale,
         "metrics": dict(metrics),
         **({"bleu_stats": dict(bleu_stats)} if bleu_stats else {}),
+        **({"chrf_stats": dict(chrf_stats)} if chrf_stats else {}),
         **({"sentence_scores": dict(sentence_scores)} if sentence_scores else {}),
         **({"groups": {k: [list(g) for g in v] for k, v in groups.items()}} if groups else {}),
         **extra,
     }
-    names = [*metrics, *(bleu_stats or {}), *(sentence_scores or {}), *(groups or {})]
+    names = [
+        *metrics,
+        *(bleu_stats or {}),
+        *(chrf_stats or {}),
+        *(sentence_scores or {}),
+        *(groups or {}),
+    ]
     declared(chapter).check(names, str(path))
     _contents(document, path)
     atomic_write_text(path, json.dumps(document, indent=1, sort_keys=True) + "\n")
@@ -268,7 +284,7 @@ def _contents(
     dict[str, list[tuple[str, int]]],
 ]:
     """Check a metrics document against the contract: (metrics, bleu_stats, sentence_scores,
-    groups)."""
+    groups); ``chrf_stats`` are checked alike and read by `read`."""
     if not isinstance(data, dict):
         raise MetricsFileError(f"{path}: expected a JSON object (see mlrep/report/metrics.py)")
     for key, kind in _REQUIRED.items():
@@ -282,12 +298,18 @@ def _contents(
             raise MetricsFileError(f"{path}: metrics.{name} must be a number, got {value!r}")
         metrics[name] = float(value)
     stats = data.get("bleu_stats", {})
-    for name, rows in stats.items():
-        if not isinstance(rows, list) or any(not isinstance(r, list) or len(r) != 10 for r in rows):
-            raise MetricsFileError(
-                f"{path}: bleu_stats.{name} must be a list of 10-number rows "
-                "[hyp_len, ref_len, c1..c4, t1..t4]"
-            )
+    chrf = data.get("chrf_stats", {})
+    for kind, found, width, layout in (
+        ("bleu_stats", stats, 10, "[hyp_len, ref_len, c1..c4, t1..t4]"),
+        ("chrf_stats", chrf, 24, "[hyp, ref, match] per n-gram order"),
+    ):
+        for name, rows in found.items():
+            if not isinstance(rows, list) or any(
+                not isinstance(r, list) or len(r) != width for r in rows
+            ):
+                raise MetricsFileError(
+                    f"{path}: {kind}.{name} must be a list of {width}-number rows {layout}"
+                )
     scores = data.get("sentence_scores", {})
     for name, values in scores.items():
         if not isinstance(values, list) or any(
@@ -296,7 +318,7 @@ def _contents(
             raise MetricsFileError(
                 f"{path}: sentence_scores.{name} must be a list of numbers, one per sentence"
             )
-    return metrics, stats, scores, _groups(data.get("groups", {}), stats, scores, path)
+    return metrics, stats, scores, _groups(data.get("groups", {}), {**stats, **chrf}, scores, path)
 
 
 def _groups(
@@ -322,7 +344,7 @@ def _groups(
         total = sum(p[1] for p in pairs)
         if not data or any(len(rows) != total for rows in data):
             raise MetricsFileError(
-                f"{where}: its groups hold {total} sentences, but bleu_stats / "
+                f"{where}: its groups hold {total} sentences, but bleu_stats / chrf_stats / "
                 f"sentence_scores.{name} hold {[len(rows) for rows in data]}"
             )
         checked[name] = [(p[0], p[1]) for p in pairs]

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sacrebleu.metrics import BLEU
+from sacrebleu.metrics import BLEU, CHRF
 
 
 def sentence_stats(
@@ -36,6 +36,23 @@ def bleu_from_stats(totals: np.ndarray) -> float:
     correct = [int(c) for c in totals[2:6]]
     total = [int(t) for t in totals[6:10]]
     return BLEU.compute_bleu(correct, total, hyp_len, ref_len, smooth_method="exp").score
+
+
+_CHRF_PLUS_PLUS = CHRF(word_order=2)
+
+
+def chrf_sentence_stats(hypotheses: Sequence[str], references: Sequence[str]) -> list[list[float]]:
+    """Per-sentence chrF++ statistics: for each character order 1–6 and word order 1–2, the
+    hypothesis n-grams, reference n-grams and matches (24 numbers), which sacrebleu sums."""
+    return [
+        list(map(float, row))
+        for row in _CHRF_PLUS_PLUS._extract_corpus_statistics(hypotheses, [references])
+    ]
+
+
+def chrf_from_stats(totals: np.ndarray) -> float:
+    """Corpus chrF++ (0–100) of summed statistics, computed by sacrebleu."""
+    return _CHRF_PLUS_PLUS._compute_score_from_stats([int(x) for x in totals]).score
 
 
 @dataclass(frozen=True)
@@ -64,6 +81,11 @@ Score = Callable[[np.ndarray], np.ndarray]  # (seeds, sentences, width) -> one s
 def corpus_bleu(data: np.ndarray) -> np.ndarray:
     """BLEU of each seed's summed sentence statistics (a test set's corpus BLEU per seed)."""
     return np.array([bleu_from_stats(seed.sum(axis=0)) for seed in data])
+
+
+def corpus_chrf(data: np.ndarray) -> np.ndarray:
+    """chrF++ of each seed's summed sentence statistics."""
+    return np.array([chrf_from_stats(seed.sum(axis=0)) for seed in data])
 
 
 def corpus_mean(data: np.ndarray) -> np.ndarray:
