@@ -9,6 +9,7 @@ import zlib
 import numpy as np
 import pytest
 
+from mlrep.data.tiny_corpus import IDS_SUFFIX
 from mlrep.embed import benchmarks
 from mlrep.evaluate import classify, mining, protocols, retrieval
 
@@ -44,7 +45,7 @@ def segment_encoder(noise: float = 0.0):
 
 
 def corpus(folder, splits: dict[str, dict[str, range]]):
-    """An embedded-corpus folder: ``<split>.en-<xx>.{en,xx,id}`` for the given segments."""
+    """An embedded-corpus folder: ``<split>.en-<xx>.{en,xx,segids}`` for the given segments."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / benchmarks.CORPUS_MANIFEST).write_text("{}")
     for split, languages in splits.items():
@@ -54,7 +55,9 @@ def corpus(folder, splits: dict[str, dict[str, range]]):
             (stem.parent / f"{stem.name}.{lang}").write_text(
                 "".join(f"{lang} s{n} {lang}{n % 7}\n" for n in segments)
             )
-            (stem.parent / f"{stem.name}.id").write_text("".join(f"seg{n:04d}\n" for n in segments))
+            (stem.parent / f"{stem.name}.{IDS_SUFFIX}").write_text(
+                "".join(f"seg{n:04d}\n" for n in segments)
+            )
     return folder
 
 
