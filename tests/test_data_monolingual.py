@@ -10,6 +10,7 @@ import pytest
 from mlrep.cli import main
 from mlrep.data import monolingual
 from mlrep.data.monolingual import MonolingualSettings
+from mlrep.data.tiny_corpus import IDS_SUFFIX
 
 SETTINGS = MonolingualSettings(held_out_splits=["valid", "test"], drop_held_out_text=True)
 
@@ -29,14 +30,14 @@ ROWS = [
 ]
 
 
-def corpus(root):
-    """A multi-way corpus in the tiny corpus's layout (``<split>.en-<xx>.{en,xx,id}``)."""
+def corpus(root, rows=ROWS):
+    """A multi-way corpus in the tiny corpus's layout (``<split>.en-<xx>.{en,xx,segids}``)."""
     folder = root / "tiny_corpus"
     folder.mkdir()
     files: dict[str, list[str]] = {}
-    for split, lang, segment, english, translation in ROWS:
+    for split, lang, segment, english, translation in rows:
         stem = f"{split}.en-{lang}"
-        for suffix, line in (("id", segment), ("en", english), (lang, translation)):
+        for suffix, line in ((IDS_SUFFIX, segment), ("en", english), (lang, translation)):
             files.setdefault(f"{stem}.{suffix}", []).append(line)
     for name, lines in files.items():
         (folder / name).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
@@ -73,21 +74,32 @@ def test_extra_excluded_ids_leave_every_language(tmp_path):
     assert ids(folder, "en", exclude=["s4", "s1"]) == ["s2", "s6"]
 
 
-def test_indonesian_whose_text_is_the_id_file_gives_no_ids(tmp_path):
-    """``<split>.en-id.id`` is Indonesian text, not segment ids: read as ids, its lines would
-    pass for ids and its English would skip the held-out check."""
-    folder = corpus(tmp_path)
-    for split, english in (("train", "Open the file"), ("test", "Close")):
-        (folder / f"{split}.en-id.en").write_text(f"{english}\n")
-        (folder / f"{split}.en-id.id").write_text("Buka berkas\n")
-    assert ids(folder, "en") == ["s1", "s2", "s4", "s6"]
-    with pytest.raises(monolingual.MonolingualError, match="shares the ids' file name"):
-        ids(folder, "id")
+def test_indonesian_is_a_language_like_any_other(tmp_path):
+    """Indonesian's code is ``id``: its text and its segment ids are separate files, so its
+    held-out ids (s4) leave every language and its own text keeps its ids."""
+    indonesian = [
+        ("train", "id", "s1", "Save", "Simpan"),
+        ("train", "id", "s3", "Open the file", "Buka berkas"),
+        ("train", "id", "s7", "Quit", "Keluar"),
+        ("test", "id", "s4", "Close", "Tutup"),
+    ]
+    folder = corpus(tmp_path, ROWS + indonesian)
+    assert list(monolingual.text(folder, "id", SETTINGS)) == [("s1", "Simpan"), ("s7", "Keluar")]
+    assert ids(folder, "fr") == ["s1"]
+    assert ids(folder, "en") == ["s1", "s2", "s6", "s7"]
 
 
 def test_a_corpus_without_segment_ids_is_refused(tmp_path):
     (tmp_path / "train.en-de.en").write_text("Save\n")
     with pytest.raises(monolingual.MonolingualError, match="no <split>"):
+        ids(tmp_path, "de")
+
+
+def test_a_corpus_of_the_old_layout_asks_for_a_rebuild(tmp_path):
+    """Format 1 kept the ids in ``.id``: the reader names the rebuild, not a missing key."""
+    for suffix, line in (("en", "Save"), ("de", "Speichern"), ("id", "s1")):
+        (tmp_path / f"train.en-de.{suffix}").write_text(f"{line}\n")
+    with pytest.raises(monolingual.MonolingualError, match="snakemake results/data/tiny_corpus"):
         ids(tmp_path, "de")
 
 

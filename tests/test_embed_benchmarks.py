@@ -9,6 +9,7 @@ import zlib
 import numpy as np
 import pytest
 
+from mlrep.data.tiny_corpus import IDS_SUFFIX, CorpusLayoutError
 from mlrep.embed import benchmarks
 from mlrep.evaluate import classify, mining, protocols, retrieval
 from mlrep.evaluate.settings import ClassifySettings
@@ -45,7 +46,7 @@ def segment_encoder(noise: float = 0.0):
 
 
 def corpus(folder, splits: dict[str, dict[str, range]]):
-    """An embedded-corpus folder: ``<split>.en-<xx>.{en,xx,id}`` for the given segments."""
+    """An embedded-corpus folder: ``<split>.en-<xx>.{en,xx,segids}`` for the given segments."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / benchmarks.CORPUS_MANIFEST).write_text("{}")
     for split, languages in splits.items():
@@ -55,7 +56,9 @@ def corpus(folder, splits: dict[str, dict[str, range]]):
             (stem.parent / f"{stem.name}.{lang}").write_text(
                 "".join(f"{lang} s{n} {lang}{n % 7}\n" for n in segments)
             )
-            (stem.parent / f"{stem.name}.id").write_text("".join(f"seg{n:04d}\n" for n in segments))
+            (stem.parent / f"{stem.name}.{IDS_SUFFIX}").write_text(
+                "".join(f"seg{n:04d}\n" for n in segments)
+            )
     return folder
 
 
@@ -110,6 +113,22 @@ def test_hide_gold_keeps_a_fraction_on_both_sides_and_the_rest_on_one():
 
 
 BUCC = {"languages": ["de", "xx"], "gold_fraction": 0.2, "seed": 1, "examples": 2}
+
+
+@pytest.mark.parametrize("name", ["flores", "bucc", "paracrawl"])
+def test_a_corpus_of_the_old_layout_asks_for_a_rebuild(tmp_path, name):
+    """Format 1 kept segment ids in ``.id`` (Indonesian's text): each protocol names the
+    missing ids file and the rebuild instead of failing on a count or a lookup."""
+    folder = corpus(tmp_path / "c", {"test": {"de": range(60)}, "valid": {"de": range(60, 90)}})
+    for ids in folder.glob(f"*.{IDS_SUFFIX}"):
+        ids.rename(ids.with_suffix(".id"))
+    specs = {
+        "flores": {**FLORES, "groups": {"one": ["de"]}},
+        "bucc": {**BUCC, "languages": ["de"], "tune": "valid", "test": "test"},
+        "paracrawl": {"split": "test", "languages": ["de"]},
+    }
+    with pytest.raises(CorpusLayoutError, match=r"\.en-de\.segids.*snakemake results/data/tiny"):
+        benchmarks.run(segment_encoder(), {name: folder}, {name: specs[name]}, SEARCH)
 
 
 def test_bucc_on_the_corpus_tunes_on_valid_and_scores_test(tmp_path):

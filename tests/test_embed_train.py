@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from mlrep.chapters.ch2_ems import cli as ch2_cli
+from mlrep.data.tiny_corpus import IDS_SUFFIX
 from mlrep.device import Devices
 from mlrep.embed import data, evaluate, train
 from mlrep.embed.model import EmsConfig, EmsModel
@@ -36,7 +37,9 @@ def write_corpus(folder, languages=("xx", "yy"), lines=120):
             cipher = [" ".join(f"{w[::-1]}{lang}" for w in line.split()) for line in english]
             (stem.with_name(stem.name + f".{lang}")).write_text("\n".join(cipher) + "\n")
             # the tiny corpus writes segment ids beside the sides: not a language
-            (stem.with_name(stem.name + ".id")).write_text("\n".join(map(str, range(count))))
+            (stem.with_name(f"{stem.name}.{IDS_SUFFIX}")).write_text(
+                "\n".join(map(str, range(count)))
+            )
     return folder
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from mlrep.data.tiny_corpus import ids_file
 from mlrep.io import read_lines
 from mlrep.nmt.data import (
     SPLITS,
@@ -54,13 +55,13 @@ def test_stats_give_table_8_1_row(prepared):  # noqa: F811
 
 
 def test_zero_shot_test_pairs_join_one_segment_raw_and_subwords(prepared, corpus, encoded):  # noqa: F811
-    """Each it-nl test line pair is one segment of the corpus (its .id), and the subword
+    """Each it-nl test line pair is one segment of the corpus (its segment ids), and the subword
     lines are the preprocessing's encoding of exactly those corpus lines."""
     subword_of = {raw: read_lines(sub, ValueError) for raw, sub in encoded}
     where: dict[str, dict[str, tuple[str, str]]] = {}  # lang -> raw line -> (id, subwords)
     for xx in ("it", "nl"):
         raw = corpus / f"test.en-{xx}.{xx}"
-        ids = read_lines(corpus / f"test.en-{xx}.id", ValueError)
+        ids = read_lines(ids_file(corpus / f"test.en-{xx}.en"), ValueError)
         lines = read_lines(raw, ValueError)
         where[xx] = dict(zip(lines, zip(ids, subword_of[raw], strict=True), strict=True))
     src, tgt = read_pair(prepared / TEXT, "test", Direction("it", "nl"))

@@ -1,9 +1,23 @@
 import json
+import zlib
 
+import numpy as np
 import pytest
 
-from mlrep.data.tiny_corpus import Settings, build, canonical_language, segment_id, split_of
+from mlrep.data import registry, stand_in
+from mlrep.data.tiny_corpus import (
+    IDS_SUFFIX,
+    CorpusLayoutError,
+    Settings,
+    build,
+    canonical_language,
+    ids_file,
+    segment_id,
+    split_of,
+)
+from mlrep.data.validate import Filters
 from mlrep.data.wheels import WheelPin
+from mlrep.embed import benchmarks
 from tests.conftest import po_text
 
 SENTENCES = [f"Sentence number {i} about {w}" for i, w in enumerate(["cats", "dogs", "birds"] * 40)]
@@ -71,7 +85,7 @@ def test_build_writes_aligned_splits_and_a_manifest(tmp_path, wheel_factory):
     for lang in ("de", "ja"):
         assert manifest["languages"][lang]["total"] == len(SENTENCES)
         for split in ("train", "valid", "test"):
-            ids = _read(out, f"{split}.en-{lang}.id")
+            ids = _read(out, f"{split}.en-{lang}.{IDS_SUFFIX}")
             en = _read(out, f"{split}.en-{lang}.en")
             xx = _read(out, f"{split}.en-{lang}.{lang}")
             assert len(ids) == len(en) == len(xx) == manifest["languages"][lang][split]
@@ -146,3 +160,46 @@ def test_language_selection(tmp_path, wheel_factory):
     out.mkdir()
     manifest = build([(_pin(wheel), wheel)], out, _settings(languages=["fr"]))
     assert set(manifest["languages"]) == {"fr"}
+
+
+def _meaning(sentences: list[str]) -> np.ndarray:
+    """A translation's vector: its catalog's English after the language prefix (``ID Sentence
+    ...`` and ``DE Sentence ...`` embed alike), so retrieval is exact when the ids pair rows."""
+    rows = [sentence.split(" ", 1)[1] for sentence in sentences]
+    return np.stack([np.random.default_rng(zlib.crc32(r.encode())).normal(size=16) for r in rows])
+
+
+def test_indonesian_keeps_its_text_and_its_segment_ids(tmp_path, wheel_factory):
+    """Indonesian's code, ``id``, once was the ids' suffix: its text overwrote its segment ids.
+    Both survive, and the ids pair its lines with German's in a benchmark and a stand-in."""
+    wheel = wheel_factory("alpha", {"id": _catalog("id", "ID"), "de": _catalog("de", "DE")})
+    out = tmp_path / "tiny_corpus"
+    out.mkdir()
+    manifest = build([(_pin(wheel), wheel)], out, _settings())
+    assert manifest["languages"]["id"]["total"] == len(SENTENCES)
+    for split in ("train", "valid", "test"):
+        en = _read(out, f"{split}.en-id.en")
+        assert _read(out, f"{split}.en-id.id") == [f"ID {e}" for e in en]
+        assert _read(out, f"{split}.en-id.{IDS_SUFFIX}") == [segment_id(e) for e in en]
+        assert ids_file(out / f"{split}.en-id.id").name == f"{split}.en-id.{IDS_SUFFIX}"
+    spec = {"split": "test", "min_shared": 5, "codes": {}, "groups": {"pair": ["de", "id"]}}
+    metrics, details = benchmarks.flores(_meaning, out, spec, block_size=8)
+    assert details["shared"] == {"de-id": manifest["languages"]["id"]["test"]}
+    assert metrics["flores_de-id"] == metrics["flores_id-de"] == 100.0
+    codes = {"ind": "id", "deu": "de"}
+    settings = stand_in.Settings(split="test", pairs=0, seed=1, codes=codes)
+    tatoeba = tmp_path / "laser_tatoeba_v1"
+    stand_in.cut(registry.get("laser_tatoeba_v1"), out, tatoeba, ["ind"], settings, Filters())
+    english = _read(tatoeba, "test.ind-eng.eng")
+    assert _read(tatoeba, "test.ind-eng.ind") == [f"ID {e}" for e in english]
+    assert sorted(english) == sorted(_read(out, "test.en-id.en"))
+
+
+def test_a_reader_of_an_old_corpus_names_the_rebuild(tmp_path):
+    """A corpus of format 1 has ``.id`` ids: the reader asks for a rebuild, not a line count."""
+    for suffix in ("en", "de", "id"):
+        (tmp_path / f"test.en-de.{suffix}").write_text("Save\n")
+    with pytest.raises(
+        CorpusLayoutError, match=r"test\.en-de\.segids.*snakemake results/data/tiny"
+    ):
+        ids_file(tmp_path / "test.en-de.de")

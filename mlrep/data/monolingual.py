@@ -1,7 +1,7 @@
 """Leak-free monolingual text from a multi-way corpus, for pre-training, LM and denoising steps.
 
 The embedded tiny corpus is multi-way parallel: a segment id names one English sentence and
-all its translations, one ``<split>.<a>-<b>.id`` line per pair file. A test sentence's French
+all its translations, one ``<split>.<a>-<b>.segids`` line per pair file. A test sentence's French
 translation is a paraphrase of its German one, so removing only the German test lines from
 German pre-training text is not enough once a model pre-trains on several languages: every
 id held out (``valid`` and ``test``) in *any* pair must leave *every* language's text. This
@@ -28,14 +28,14 @@ from typing import Any
 
 from mlrep.data import validate
 from mlrep.data.stand_in import corpus_record
+from mlrep.data.tiny_corpus import IDS_SUFFIX, REBUILD
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_directory, read_lines, sha256_file
 from mlrep.provenance import record
 
 TRAIN = "train"  # the split the text is read from
-ID_SUFFIX = "id"
 METADATA = "metadata.json"
-_PAIR_IDS = re.compile(r"^(?P<split>[^.]+)\.(?P<a>[^.-]+)-(?P<b>[^.-]+)\.id$")
+_PAIR_IDS = re.compile(rf"^(?P<split>[^.]+)\.(?P<a>[^.-]+)-(?P<b>[^.-]+)\.{IDS_SUFFIX}$")
 
 
 class MonolingualError(MlrepError):
@@ -56,7 +56,7 @@ class MonolingualSettings:
 
 @dataclass(frozen=True)
 class PairFiles:
-    """One aligned pair file set of the corpus: ``<split>.<a>-<b>.{id,a,b}``."""
+    """One aligned pair file set of the corpus: ``<split>.<a>-<b>.{segids,a,b}``."""
 
     split: str
     languages: tuple[str, str]
@@ -67,18 +67,16 @@ class PairFiles:
 
 
 def pair_files(corpus: Path) -> list[PairFiles]:
-    """Every pair file set of `corpus` that records segment ids, in name order (not the
-    Indonesian pairs: ``<split>.en-id.id`` is their Indonesian side, the ids are lost)."""
+    """Every pair file set of `corpus` that records segment ids, in name order."""
     found = []
-    for path in sorted(corpus.glob("*.id")):
-        match = _PAIR_IDS.match(path.name)
-        # Indonesian's code is the ids' suffix: its side overwrote the ids, so none are known
-        if match and ID_SUFFIX not in (match["a"], match["b"]):
+    for path in sorted(corpus.glob(f"*.{IDS_SUFFIX}")):
+        if match := _PAIR_IDS.match(path.name):
             found.append(PairFiles(match["split"], (match["a"], match["b"]), path))
     if not found:
         raise MonolingualError(
-            f"{corpus}: no <split>.<a>-<b>.id files; leak-free text needs the segment ids of "
-            "a multi-way corpus (build it with `mlrep corpus tiny`)"
+            f"{corpus}: no <split>.<a>-<b>.{IDS_SUFFIX} files; leak-free text needs the segment "
+            "ids of a multi-way corpus (one built before they moved from `.id` lacks them): "
+            f"{REBUILD}"
         )
     return found
 
@@ -120,7 +118,6 @@ def text(
     if not sources:
         raise MonolingualError(
             f"{corpus}: no {TRAIN} text with segment ids for language {language!r}"
-            + (f" ({ID_SUFFIX!r} text shares the ids' file name)" if language == ID_SUFFIX else "")
         )
     seen: set[str] = set()
     for files in sources:

@@ -321,7 +321,12 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         help="training text of some languages with every held-out segment id of every "
         "language removed (pre-training, LM, denoising)",
     )
-    mono.add_argument("--corpus", type=Path, required=True, help="multi-way corpus with .id files")
+    mono.add_argument(
+        "--corpus",
+        type=Path,
+        required=True,
+        help="multi-way corpus with segment ids (the tiny corpus)",
+    )
     mono.add_argument("--languages", nargs="+", required=True, help="language codes (en de ...)")
     mono.add_argument("--out", type=Path, required=True, help="output folder (atomic)")
     mono.add_argument(

@@ -7,8 +7,13 @@ same split in every language: zero-shot test pairs (ja–de, …) built by joini
 English-centric test sets never leak training sentences.
 
 Output (flat, fairseq/Moses style) for every emitted language xx and split s:
-``s.en-xx.en``, ``s.en-xx.xx`` (aligned lines) and ``s.en-xx.id`` (segment ids shared across
-languages, for multi-way joins), plus ``manifest.json``. Lines are sorted by segment id.
+``s.en-xx.en``, ``s.en-xx.xx`` (aligned lines) and ``s.en-xx.segids`` (segment ids shared
+across languages, for multi-way joins), plus ``manifest.json``. Lines are sorted by segment id.
+
+The ids' suffix is `IDS_SUFFIX`, and every reader finds the file through `ids_file`: a side's
+suffix is its language code, so the ids need one no language code can take. ISO 639 codes
+have two or three letters (``id`` is Indonesian, and even ``ids`` is ISO 639-3 Idesa), so the
+suffix has six; format 1 used ``.id``, which Indonesian's text overwrote.
 """
 
 from __future__ import annotations
@@ -25,14 +30,36 @@ from mlrep.cliutil import fraction, positive_int
 from mlrep.data.catalogs import Message, read_wheel
 from mlrep.data.gettext_clean import clean_message, rejection
 from mlrep.data.wheels import WheelPin
+from mlrep.errors import MlrepError
 from mlrep.io import atomic_directory, atomic_write_text, sha256_file
 
 SPLITS = ("train", "valid", "test")
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+IDS_SUFFIX = "segids"  # six letters: no ISO 639 code (two or three letters) can take it
+REBUILD = "rebuild with `snakemake results/data/tiny_corpus`"
 
 _TRADITIONAL_CHINESE = {"hant", "tw", "hk", "mo"}
 _SCRIPT = re.compile(r"^[A-Z][a-z]{3}$")
 _ALIASES = {"latin": "Latn", "cyrillic": "Cyrl"}
+
+
+class CorpusLayoutError(MlrepError):
+    """A corpus whose files do not follow this module's layout (one built by an older format)."""
+
+
+def ids_file(side: Path) -> Path:
+    """The segment ids aligned with `side` (any file ``<split>.<a>-<b>.<lang>`` of a pair).
+
+    A corpus of format 1 has no such file (its ids were ``.id``): the error names the
+    missing file and the rebuild, instead of a reader failing on a line count or a lookup.
+    """
+    path = side.with_suffix(f".{IDS_SUFFIX}")
+    if not path.is_file():
+        raise CorpusLayoutError(
+            f"{path}: no segment ids; the corpus predates format {FORMAT_VERSION} (ids in "
+            f"`.{IDS_SUFFIX}`, not `.id`, which is Indonesian's text): {REBUILD}"
+        )
+    return path
 
 
 @dataclass(frozen=True)
@@ -213,7 +240,9 @@ def build(wheels: list[tuple[WheelPin, Path]], out: Path, settings: Settings) ->
 
 
 def _write_split(folder: Path, split: str, language: str, rows: list[tuple[str, str, str]]) -> None:
+    if language == IDS_SUFFIX:
+        raise CorpusLayoutError(f"language code {language!r} is the segment ids' suffix")
     stem = f"{split}.en-{language}"
-    for suffix, column in (("id", 0), ("en", 1), (language, 2)):
+    for suffix, column in ((IDS_SUFFIX, 0), ("en", 1), (language, 2)):
         text = "".join(f"{row[column]}\n" for row in rows)
         (folder / f"{stem}.{suffix}").write_text(text, encoding="utf-8", newline="\n")

@@ -3,7 +3,7 @@
 Each protocol reads one of two layouts, so one code path serves both scales:
 
 - the embedded corpus (scale tiny; the folder has the corpus's ``manifest.json``): its
-  held-out splits ``<split>.en-<xx>.{en,<xx>,id}``, whose segment ids join the languages.
+  held-out splits ``<split>.en-<xx>.{en,<xx>,segids}``, whose segment ids join the languages.
   Flores-style pairs are scored on the test segments two languages share; BUCC-style mining
   hides each language's gold pairs among sentences whose translation is absent
   (`mining.hide_gold`), picks the threshold on the ``tune`` split and scores ``test``;
@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from mlrep.data.tiny_corpus import ids_file
 from mlrep.evaluate import classify, mining, protocols
 from mlrep.evaluate.protocols import BenchmarkError
 from mlrep.evaluate.settings import ClassifySettings
@@ -91,7 +92,7 @@ def flores(encode: Encode, folder: Path, spec: Mapping[str, Any], block_size: in
         vectors[lang] = protocols.embed(encode, lines, str(path))
         # Flores is row-aligned: a line's number is its id
         if corpus:
-            ids[lang] = _ids(path.with_suffix(".id"), len(lines))
+            ids[lang] = _ids(ids_file(path), len(lines))
         else:
             ids[lang] = [str(row) for row in range(len(lines))]
     _warn(missing, "flores", folder)
@@ -135,7 +136,7 @@ def _bucc_split(
             return None
         xx = read_lines(Path(f"{stem}.{lang}"), BenchmarkError)
         en = read_lines(Path(f"{stem}.en"), BenchmarkError)
-        ids = _ids(Path(f"{stem}.id"), len(xx))
+        ids = _ids(ids_file(Path(f"{stem}.en")), len(xx))
         src_rows, tgt_rows = mining.hide_gold(len(ids), spec["gold_fraction"], spec["seed"])
         src_text, tgt_text = [xx[r] for r in src_rows], [en[r] for r in tgt_rows]
         src_ids, tgt_ids = [ids[r] for r in src_rows], [ids[r] for r in tgt_rows]
@@ -230,7 +231,7 @@ def _english_pool(folder: Path, split: str) -> tuple[list[str], list[str]]:
     pool: dict[str, str] = {}
     for path in sorted(folder.glob(f"{split}.en-*.en")):
         lines = read_lines(path, BenchmarkError)
-        for sentence_id, text in zip(_ids(path.with_suffix(".id"), len(lines)), lines, strict=True):
+        for sentence_id, text in zip(_ids(ids_file(path), len(lines)), lines, strict=True):
             pool.setdefault(sentence_id, text)
     return list(pool), list(pool.values())
 
@@ -270,7 +271,7 @@ def paracrawl(
         chosen = rng.choice(rows, queries, replace=False)
         xx, gold = _select(files[0], chosen), _select(files[1], chosen)
         if corpus:
-            taken = set(_select(files[0].with_suffix(".id"), chosen))
+            taken = set(_select(ids_file(files[0]), chosen))
             available = len(pool_ids)
         else:
             taken = {str(row) for row in chosen}

@@ -37,7 +37,7 @@ def english_pairs(folder: Path, split: str) -> dict[str, tuple[Path, Path]]:
     for path in sorted(folder.iterdir()) if folder.is_dir() else []:
         match = _FILE.match(path.name)
         sides = {match["a"], match["b"]} if match else set()
-        # other files of a pair (the tiny corpus's segment ids, ``.id``) are not a side
+        # other files of a pair (the tiny corpus's segment ids, ``.segids``) are not a side
         if match and match["split"] == split and sides & set(ENGLISH) and match["lang"] in sides:
             found.setdefault(f"{match['a']}-{match['b']}", {})[match["lang"]] = path
     pairs = {}
