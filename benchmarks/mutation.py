@@ -77,6 +77,7 @@ class Result:
     module: str
     total: int = 0
     killed: int = 0
+    timeouts: int = 0  # among the killed: worth a look, a slow machine can cause them
     survivors: list[Survivor] = field(default_factory=list)
 
     @property
@@ -138,14 +139,22 @@ def write_config(tree: Path, module: str, tests: list[str]) -> None:
     (tree / "setup.cfg").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def run_mutmut(tree: Path, jobs: int, log: Path) -> None:
-    """`mutmut run` in `tree`, in its own process group so that an interrupt stops all of it."""
-    mutmut = Path(sys.executable).parent / "mutmut"
+def _mutmut_command(*args: str) -> tuple[list[str], dict[str, str]]:
+    """mutmut's command line and environment."""
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # the mutated copy must be the only mlrep the tests can import
+    # mutmut forks a worker per mutant from a process that has run torch: a forked OpenMP
+    # thread pool deadlocks, which mutmut would count as a timeout, that is as killed
+    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    return [str(Path(sys.executable).parent / "mutmut"), *args], env
+
+
+def run_mutmut(tree: Path, jobs: int, log: Path) -> None:
+    """`mutmut run` in `tree`, in its own process group so that an interrupt stops all of it."""
+    command, env = _mutmut_command("run", "--max-children", str(jobs))
     with open(log, "w", encoding="utf-8") as out:
         proc = subprocess.Popen(
-            [str(mutmut), "run", "--max-children", str(jobs)],
+            command,
             cwd=tree,
             env=env,
             stdout=out,
@@ -176,11 +185,9 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def _mutmut(tree: Path, *args: str) -> str:
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
-    mutmut = Path(sys.executable).parent / "mutmut"
+    command, env = _mutmut_command(*args)
     return subprocess.run(
-        [str(mutmut), *args], cwd=tree, env=env, capture_output=True, text=True, check=True
+        command, cwd=tree, env=env, capture_output=True, text=True, check=True
     ).stdout
 
 
@@ -227,6 +234,7 @@ def collect(tree: Path, module: str) -> Result:
         result.total += 1
         if status in KILLED:
             result.killed += 1
+            result.timeouts += status == "timeout"
         else:  # "survived", or "no tests": no selected test calls the function
             result.survivors.append(survivor(name, _mutmut(tree, "show", name), lines, spans))
     return result
@@ -261,14 +269,15 @@ def report(result: Result, tests: list[str], stale: list[dict]) -> None:
 
 
 def summary(results: list[Result]) -> None:
-    head = f"{'module':<20} {'mutants':>7} {'killed':>6} {'survived':>8} {'equiv':>5}"
-    print(f"\n{head}  killed share")
+    columns = ("mutants", "killed", "timeout", "survived", "equiv")
+    print(f"\n{'module':<19} {' '.join(f'{c:>8}' for c in columns)}  killed share")
     for r in results:
         survived = len(r.survivors) - r.equivalent
         raw = r.killed / r.total if r.total else 1.0
         mark = "" if r.score >= TARGET else f"  < {TARGET:.0%}"
         print(
-            f"{r.module:<20} {r.total:>7} {r.killed:>6} {survived:>8} {r.equivalent:>5}  "
+            f"{r.module:<19} {r.total:>8} {r.killed:>8} {r.timeouts:>8} {survived:>8} "
+            f"{r.equivalent:>8}  "
             f"{r.score:6.1%} of non-equivalent ({raw:.1%} of all){mark}"
         )
 
@@ -279,6 +288,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="mutants tested in parallel")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _on_sigterm)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even where started with it ignored
     equivalents = yaml.safe_load(EQUIVALENT.read_text(encoding="utf-8")) or []
     results = []
     try:
