@@ -13,8 +13,9 @@ written, and an interrupt (Ctrl-C, SIGTERM) stops mutmut's whole process group b
 is removed.
 
 Prints, per module, the surviving mutants as ``file:line``, the function and the changed line,
-with the reason from benchmarks/mutation_equivalent.yaml when a survivor is a known equivalent
-mutant (one no test can tell from the original); then a table of the killed share. The target
+with the note from benchmarks/mutation_survivors.yaml where a survivor is listed there: why it
+is equivalent (no test can tell it from the original: left out of the score), or which test
+would kill it next (still counted as surviving); then a table of the killed share. The target
 is TARGET killed among the non-equivalent mutants of every module; the exit status is 1 when a
 module misses it. Not part of `make test` or CI: about ten minutes on 2 cores.
 
@@ -39,7 +40,7 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
-EQUIVALENT = REPO / "benchmarks" / "mutation_equivalent.yaml"
+SURVIVORS = REPO / "benchmarks" / "mutation_survivors.yaml"
 TARGET = 0.85
 
 # module (under mlrep/) -> glob patterns of its own test files, relative to the repository
@@ -69,7 +70,8 @@ class Survivor:
     line: int
     removed: list[str]
     added: list[str]
-    why: str | None = None  # set when the mutant is a listed equivalent
+    why: str | None = None  # why it is equivalent, when listed as such
+    next: str | None = None  # the test that would kill it, when listed as a known survivor
 
 
 @dataclass
@@ -240,14 +242,14 @@ def collect(tree: Path, module: str) -> Result:
     return result
 
 
-def annotate(result: Result, equivalents: list[dict]) -> list[dict]:
-    """Attach each listed reason to its survivor; returns the entries that matched none."""
-    mine = [e for e in equivalents if e["module"] == result.module]
+def annotate(result: Result, listed: list[dict]) -> list[dict]:
+    """Attach each listed note to its survivor; returns the entries that matched none."""
+    mine = [e for e in listed if e["module"] == result.module]
     matched = []
     for s in result.survivors:
         for entry in mine:
             if entry["function"] == s.function and entry["mutant"] == " ".join(s.added):
-                s.why = entry["why"]
+                s.why, s.next = entry.get("why"), entry.get("next")
                 matched.append(entry)
                 break
     return [e for e in mine if e not in matched]
@@ -264,8 +266,10 @@ def report(result: Result, tests: list[str], stale: list[dict]) -> None:
             print(f"      + {text}")
         if s.why:
             print(f"      why equivalent: {s.why}")
+        if s.next:
+            print(f"      killed next by: {s.next}")
     for entry in stale:
-        print(f"  stale entry in {EQUIVALENT.name}: {entry['function']}: {entry['mutant']}")
+        print(f"  stale entry in {SURVIVORS.name}: {entry['function']}: {entry['mutant']}")
 
 
 def summary(results: list[Result]) -> None:
@@ -289,7 +293,7 @@ def main() -> None:
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _on_sigterm)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even where started with it ignored
-    equivalents = yaml.safe_load(EQUIVALENT.read_text(encoding="utf-8")) or []
+    listed = yaml.safe_load(SURVIVORS.read_text(encoding="utf-8")) or []
     results = []
     try:
         for module in args.modules:
@@ -302,7 +306,7 @@ def main() -> None:
                 print(f"mutating mlrep/{module}.py ...", flush=True)
                 run_mutmut(tree, args.jobs, Path(tmp) / "mutmut.log")
                 result = collect(tree, module)
-            report(result, tests, annotate(result, equivalents))
+            report(result, tests, annotate(result, listed))
             results.append(result)
     except (KeyboardInterrupt, Interrupted):
         print("\ninterrupted: the temporary copy is removed; the working tree was not touched")
