@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+from mutmut.mutation.diff_apply import get_diff_for_mutant
 
 REPO = Path(__file__).resolve().parent.parent
 SURVIVORS = REPO / "benchmarks" / "mutation_survivors.yaml"
@@ -229,6 +230,8 @@ def collect(tree: Path, module: str) -> Result:
     source = (tree / "mlrep" / f"{module}.py").read_text(encoding="utf-8")
     spans = function_spans(source)
     lines = source.splitlines()
+    # `mutmut show` in-process: one mutmut start per survivor would take minutes
+    mutated = (tree / "mutants" / "mlrep" / f"{module}.py").read_text(encoding="utf-8")
     for row in _mutmut(tree, "results", "--all", "true").splitlines():
         name, _, status = row.strip().partition(": ")
         if "__mutmut_" not in name:
@@ -238,7 +241,8 @@ def collect(tree: Path, module: str) -> Result:
             result.killed += 1
             result.timeouts += status == "timeout"
         else:  # "survived", or "no tests": no selected test calls the function
-            result.survivors.append(survivor(name, _mutmut(tree, "show", name), lines, spans))
+            diff = get_diff_for_mutant(name, source=mutated, path=f"mlrep/{module}.py")
+            result.survivors.append(survivor(name, diff, lines, spans))
     return result
 
 
