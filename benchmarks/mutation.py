@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import difflib
 import os
 import re
 import shutil
@@ -37,8 +38,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import libcst
 import yaml
-from mutmut.mutation.diff_apply import get_diff_for_mutant
+from mutmut.mutation.diff_apply import read_mutant_function, read_original_function
 
 REPO = Path(__file__).resolve().parent.parent
 SURVIVORS = REPO / "benchmarks" / "mutation_survivors.yaml"
@@ -225,13 +227,23 @@ def survivor(name: str, diff: str, lines: list[str], spans: dict) -> Survivor:
     return Survivor(name, function, line, removed, added)
 
 
+def _diff(mutated: libcst.Module, name: str) -> str:
+    """Unified diff of a mutant's function against the original, as `mutmut show` makes it."""
+    before, after = (
+        libcst.Module([read(mutated, name)]).code.strip().split("\n")
+        for read in (read_original_function, read_mutant_function)
+    )
+    return "\n".join(difflib.unified_diff(before, after, lineterm=""))
+
+
 def collect(tree: Path, module: str) -> Result:
     result = Result(module)
     source = (tree / "mlrep" / f"{module}.py").read_text(encoding="utf-8")
     spans = function_spans(source)
     lines = source.splitlines()
-    # `mutmut show` in-process: one mutmut start per survivor would take minutes
-    mutated = (tree / "mutants" / "mlrep" / f"{module}.py").read_text(encoding="utf-8")
+    # what `mutmut show` prints, from one parse of the mutated module: a mutmut start (or a
+    # parse of that large file) per survivor would take minutes
+    mutated = libcst.parse_module((tree / "mutants" / "mlrep" / f"{module}.py").read_text("utf-8"))
     for row in _mutmut(tree, "results", "--all", "true").splitlines():
         name, _, status = row.strip().partition(": ")
         if "__mutmut_" not in name:
@@ -241,8 +253,7 @@ def collect(tree: Path, module: str) -> Result:
             result.killed += 1
             result.timeouts += status == "timeout"
         else:  # "survived", or "no tests": no selected test calls the function
-            diff = get_diff_for_mutant(name, source=mutated, path=f"mlrep/{module}.py")
-            result.survivors.append(survivor(name, diff, lines, spans))
+            result.survivors.append(survivor(name, _diff(mutated, name), lines, spans))
     return result
 
 
