@@ -308,7 +308,6 @@ def main() -> None:
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _on_sigterm)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even where started with it ignored
-    listed = yaml.safe_load(SURVIVORS.read_text(encoding="utf-8")) or []
     results = []
     try:
         for module in args.modules:
@@ -321,6 +320,7 @@ def main() -> None:
                 print(f"mutating mlrep/{module}.py ...", flush=True)
                 run_mutmut(tree, args.jobs, Path(tmp) / "mutmut.log")
                 result = collect(tree, module)
+            listed = yaml.safe_load(SURVIVORS.read_text(encoding="utf-8")) or []
             report(result, tests, annotate(result, listed))
             results.append(result)
     except (KeyboardInterrupt, Interrupted):
