@@ -122,6 +122,7 @@ def test_deltas_unprintable_or_with_blank_operands_are_skipped_not_the_rest_of_t
     rows = [
         ["x", "5.0", "4.0", "3.0", "–", "+1.0"],  # Δ printed blank; Δ2 wrong: 5 − 3 is 2
         ["y", "–", "4.0", "3.0", "+1.0", "+2.0"],  # 'new' printed blank
+        ["z", "5.0", "–", "3.0", "+1.0", "+2.0"],  # 'old' printed blank
     ]
     result = _fill(header, rows, DELTA)
     assert result.flags == ["row x, column Δ2: printed +1.0; new − old2 is +2.00"]
