@@ -223,7 +223,8 @@ def survivor(name: str, diff: str, lines: list[str], spans: dict) -> Survivor:
         guess = start + int(hunk.group(1)) - 1 + offset
         candidates = [i for i in range(start, end + 1) if lines[i - 1].strip() == removed[0]]
         line = min(candidates, key=lambda i: abs(i - guess)) if candidates else guess
-    function = mangled.removeprefix("x_").replace("ǁ", ".").strip(".")
+    # x_name for a function, xǁClassǁname for a method
+    function = mangled[2:].replace("ǁ", ".")
     return Survivor(name, function, line, removed, added)
 
 

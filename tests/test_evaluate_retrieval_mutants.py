@@ -27,7 +27,7 @@ def test_absolute_scores_are_the_plain_cosine():
 def test_margin_scores_without_the_backward_neighbours_are_refused():
     src, tgt = noisy_pairs(2, n=10)
     forward, _ = search.mutual_knn(src, tgt, 4, backward=False)
-    with pytest.raises(AssertionError, match="margin scores need the backward neighbours"):
+    with pytest.raises(AssertionError, match=r"^margin scores need the backward neighbours$"):
         retrieval.best_candidates(forward, None, "ratio")
 
 

@@ -52,7 +52,7 @@ def test_corpus_bleu_without_four_gram_matches_is_smoothed_as_sacrebleu_does():
 
 
 def test_corpus_bleu_without_any_match_is_zero():
-    hypotheses = ["zebra quantum xylophone"] * 3
+    hypotheses = ["zebra quantum xylophone marmalade kiwi"] * 3  # n-grams of every order
     assert BLEU().corpus_score(hypotheses, [REFERENCES[:3]]).score == 0.0
     assert _corpus(hypotheses, REFERENCES[:3]) == 0.0
 

@@ -44,6 +44,34 @@ def test_rng_states_round_trip_through_a_checkpoint(tmp_path):
     assert _draws() != first  # the generators moved on: the equality above was no accident
 
 
+@pytest.fixture
+def cuda_generators(monkeypatch) -> list:
+    """CUDA's RNG calls on a CPU-only machine: the state is a marker, restores are recorded."""
+    restored: list = []
+    monkeypatch.setattr(torch.cuda, "get_rng_state_all", lambda: ["gpu 0 state"])
+    monkeypatch.setattr(torch.cuda, "set_rng_state_all", restored.append)
+    return restored
+
+
+def test_cuda_generators_are_saved_and_restored_where_cuda_is(monkeypatch, cuda_generators):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    state = rng_state()
+    assert state["cuda"] == ["gpu 0 state"]
+    set_rng_state(state)
+    assert cuda_generators == [["gpu 0 state"]]
+    # a checkpoint written on a CPU machine resumes on a GPU one: CUDA keeps its own seeding
+    set_rng_state({k: v for k, v in state.items() if k != "cuda"})
+    assert cuda_generators == [["gpu 0 state"]]
+
+
+def test_a_gpu_checkpoint_resumes_on_a_cpu_machine(monkeypatch, cuda_generators):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    state = rng_state()
+    assert "cuda" not in state
+    set_rng_state({**state, "cuda": ["gpu 0 state"]})
+    assert cuda_generators == []
+
+
 def test_file_names_and_the_default_of_two_kept(tmp_path):
     ckpt = Checkpoints(tmp_path)
     assert ckpt.path(7).name == "step-000000007.pt"
