@@ -17,7 +17,7 @@ with the note from benchmarks/mutation_survivors.yaml where a survivor is listed
 is equivalent (no test can tell it from the original: left out of the score), or which test
 would kill it next (still counted as surviving); then a table of the killed share. The target
 is TARGET killed among the non-equivalent mutants of every module; the exit status is 1 when a
-module misses it. Not part of `make test` or CI: about ten minutes on 2 cores.
+module misses it. Not part of `make test` or CI: about 20 minutes on 2 shared cores.
 
     python benchmarks/mutation.py                                  # every module
     python benchmarks/mutation.py --modules report/stats train/checkpoint --jobs 2
