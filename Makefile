@@ -6,7 +6,7 @@ CORES ?= 2
 # rules call `mlrep`, so the environment's bin folder goes first on PATH
 export PATH := $(BIN):$(PATH)
 
-.PHONY: run test lint setup lock
+.PHONY: run test lint setup lock mutation
 
 run: $(STAMP)
 	snakemake --cores $(CORES) all
@@ -21,6 +21,10 @@ lint: $(STAMP)
 	snakemake --lint
 
 setup: $(STAMP)
+
+# Mutation score of the modules that make numbers (docs/testing.md); not part of `make test`
+mutation: $(STAMP)
+	python benchmarks/mutation.py
 
 $(STAMP): pyproject.toml requirements/lock.txt requirements/build-in-env.txt requirements/install.sh
 	bash requirements/install.sh $(VENV)

@@ -69,8 +69,16 @@ def mine(src: np.ndarray, tgt: np.ndarray, k: int) -> list[tuple[int, int, float
     sim = cosine(src, tgt)
     fwd, fwd_score = best(sim, "ratio", k)
     bwd, bwd_score = best(sim.T, "ratio", k)
-    proposals = [(i, int(fwd[i]), fwd_score[i]) for i in range(sim.shape[0])]
-    proposals += [(int(bwd[j]), j, bwd_score[j]) for j in range(sim.shape[1])]
+    return greedy(fwd, fwd_score, bwd, bwd_score)
+
+
+def greedy(
+    fwd: np.ndarray, fwd_score: np.ndarray, bwd: np.ndarray, bwd_score: np.ndarray
+) -> list[tuple[int, int, float]]:
+    """Forward proposals (source i -> fwd[i]) then backward ones (bwd[j] -> target j), sorted
+    by score (forward first among equals), each kept when both sides are still unused."""
+    proposals = [(i, int(fwd[i]), fwd_score[i]) for i in range(len(fwd))]
+    proposals += [(int(bwd[j]), j, bwd_score[j]) for j in range(len(bwd))]
     proposals.sort(key=lambda p: -p[2])  # Python's sort is stable
     used_src, used_tgt, kept = set(), set(), []
     for s, t, score in proposals:
