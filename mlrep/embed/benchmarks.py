@@ -19,7 +19,9 @@ every ordered pair of the group, written only when all of them were scored), ``b
 (F1), ``paracrawl_<xx>`` (P@1) and ``<benchmark>[_<group>]_<l1>-<l2>`` (accuracy of a
 classifier trained on l1 and tested on l2: MLDoc, Amazon CLS, MARC). A language a benchmark
 lacks is not scored and is listed under ``missing`` in the details, so its cells read "not
-run" instead of an average over fewer languages.
+run" instead of an average over fewer languages. Each P@1 comes with its chance floor
+``floor_<name>`` (`mlrep.evaluate.retrieval.chance`, 1/candidates; a group's is the mean of
+its pairs'); a mining F1 has no chance level and no floor.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import numpy as np
 from mlrep.evaluate import classify, mining, protocols
 from mlrep.evaluate.protocols import BenchmarkError
 from mlrep.io import decode_line, read_lines
+from mlrep.report.metrics import FLOOR
 
 Encode = Callable[[list[str]], np.ndarray]
 CORPUS_MANIFEST = "manifest.json"  # written by `mlrep corpus tiny`
@@ -113,10 +116,14 @@ def flores(encode: Encode, folder: Path, spec: Mapping[str, Any], block_size: in
             min_shared=spec["min_shared"],
         )
         metrics = {f"flores_{pair}": value for pair, value in result["pairs"].items()}
+        metrics |= {f"{FLOOR}flores_{pair}": value for pair, value in result["chance"].items()}
     for name, group in spec["groups"].items():
         ordered = [f"flores_{a}-{b}" for a in group for b in group if a != b]
         if ordered and all(key in metrics for key in ordered):
-            metrics[f"flores_{name}"] = statistics.fmean(metrics[key] for key in ordered)
+            for prefix in ("", FLOOR):
+                metrics[f"{prefix}flores_{name}"] = statistics.fmean(
+                    metrics[prefix + key] for key in ordered
+                )
     details = {"missing": missing, "shared": result["shared"], "skipped": result["skipped"]}
     return metrics, details
 
@@ -295,6 +302,7 @@ def paracrawl(
             block_size,
         )
         metrics[f"paracrawl_{lang}"] = result["p_at_1"]
+        metrics[f"{FLOOR}paracrawl_{lang}"] = result["chance"]
         details[lang] = result
     _warn(details["missing"], "paracrawl", folder)
     return metrics, details

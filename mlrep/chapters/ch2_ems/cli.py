@@ -23,7 +23,7 @@ from mlrep.embed.baselines import LOADERS
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
-from mlrep.report.metrics import write
+from mlrep.report.metrics import FLOOR, Scores, write
 
 
 class MissingInputError(MlrepError):
@@ -122,10 +122,9 @@ def _settings(args: argparse.Namespace) -> tuple[dict[str, Any], Path]:
     return settings, data_root
 
 
-def _score(
-    args: argparse.Namespace, encode, values: dict[str, Any], metrics: dict[str, float]
-) -> dict[str, Any]:
-    """Tatoeba and every benchmark with a dataset, added to `metrics`; the protocol details
+def _score(args: argparse.Namespace, encode, values: dict[str, Any], metrics: Scores) -> dict:
+    """Tatoeba and every benchmark with a dataset, added to `metrics` with their floors; the
+    protocol details
     (pairs shared, thresholds, mined pairs outside the gold: Table 2.8) go to
     ``benchmarks.json`` beside the metrics. Returns what was read, for the frozen config."""
     from mlrep.embed import benchmarks, evaluate
@@ -148,11 +147,24 @@ def _score(
     return {"tatoeba": str(args.tatoeba), "benchmarks": section, "evaluate": settings["evaluate"]}
 
 
-def _write_metrics(args: argparse.Namespace, run: str, seed: int, metrics: dict, **extra) -> str:
+def _write_metrics(
+    args: argparse.Namespace, run: str, seed: int, scores: Scores, **extra: Any
+) -> str:
     scale = _scale(args)
-    write(args.out, runs.SECTION, run, seed, scale, metrics, **extra)
+    write(
+        args.out,
+        runs.SECTION,
+        run,
+        seed,
+        scale,
+        scores.metrics,
+        sentence_scores=scores.sentence_scores,
+        groups=scores.groups,
+        **extra,
+    )
     per_item = ("tatoeba_", "heldout_", "flores_", "bucc_", "paracrawl_", "mldoc_", "amazon_")
-    print(json.dumps({k: round(v, 2) for k, v in metrics.items() if not k.startswith(per_item)}))
+    shown = {k: v for k, v in scores.metrics.items() if not k.startswith((*per_item, FLOOR))}
+    print(json.dumps({k: round(v, 2) for k, v in shown.items()}))
     return scale
 
 
@@ -168,15 +180,19 @@ def _evaluate(args: argparse.Namespace) -> int:
     model = train.load_model(_require(args.model, "mlrep ch2 train")).to(visible().device)
     info = json.loads(_require(args.data / "languages.json", "mlrep ch2 prepare").read_text())
     summary = json.loads((args.model.parent / train.SUMMARY_FILE).read_text())
-    metrics: dict[str, float] = {"final_loss": summary["final_loss"]}
+    metrics = Scores({"final_loss": summary["final_loss"]})
     for key in ("valid_loss", "sec_per_1k_steps"):
         if summary.get(key) is not None:
-            metrics[key] = summary[key]
+            metrics.metrics[key] = summary[key]
     # Table 2.3: languages and parallel pairs trained on, encoder parameters (inference)
-    metrics["parameters"] = summary["parameters"]["encoder"]
-    metrics["parameters_m"] = summary["parameters"]["encoder"] / 1e6
-    metrics["languages"] = len(info["languages"])
-    metrics["parallel_pairs"] = sum(info["pairs"]["train"].values())
+    metrics.update(
+        {
+            "parameters": summary["parameters"]["encoder"],
+            "parameters_m": summary["parameters"]["encoder"] / 1e6,
+            "languages": len(info["languages"]),
+            "parallel_pairs": sum(info["pairs"]["train"].values()),
+        }
+    )
     test_path = args.data / "test.npz"
     if test_path.exists():
         test = PairArrays.load(test_path)
@@ -210,10 +226,7 @@ def _baseline(args: argparse.Namespace) -> int:
             f"fetch it (mlrep ch2 fetch) or run it as {args.run}{runs.STAND_IN_SUFFIX}"
         )
     encoder = baselines.load(args.loader, folder, values["encode_batch_size"], visible().device)
-    metrics: dict[str, float] = {
-        "parameters": encoder.parameters,
-        "parameters_m": encoder.parameters / 1e6,
-    }
+    metrics = Scores({"parameters": encoder.parameters, "parameters_m": encoder.parameters / 1e6})
     scored = _score(args, encoder.encode, values, metrics)
     checkpoint = {
         "folder": str(folder),
