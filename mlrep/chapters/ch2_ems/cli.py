@@ -122,11 +122,17 @@ def _settings(args: argparse.Namespace) -> tuple[dict[str, Any], Path]:
     return settings, data_root
 
 
-def _score(args: argparse.Namespace, encode, values: dict[str, Any], metrics: Scores) -> dict:
-    """Tatoeba and every benchmark with a dataset, added to `metrics` with their floors; the
-    protocol details
-    (pairs shared, thresholds, mined pairs outside the gold: Table 2.8) go to
-    ``benchmarks.json`` beside the metrics. Returns what was read, for the frozen config."""
+def _score(
+    args: argparse.Namespace,
+    encode,
+    values: dict[str, Any],
+    metrics: Scores,
+    only: tuple[str, ...] | None = None,
+) -> dict:
+    """Tatoeba and every benchmark with a dataset (of `only`, if given), added to `metrics`
+    with their floors; the protocol details (pairs shared, thresholds, mined pairs outside
+    the gold: Table 2.8) go to ``benchmarks.json`` beside the metrics. Returns what was read,
+    for the frozen config."""
     from mlrep.embed import benchmarks, evaluate
 
     if args.tatoeba is not None:
@@ -139,6 +145,7 @@ def _score(args: argparse.Namespace, encode, values: dict[str, Any], metrics: Sc
     folders = {
         name: _require(data_root / key, f"snakemake {data_root / key}")
         for name, key in runs.benchmark_datasets(section).items()
+        if only is None or name in only
     }
     found, details = benchmarks.run(encode, folders, section, settings["evaluate"])
     metrics.update(found)
@@ -241,6 +248,24 @@ def _baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tfidf(args: argparse.Namespace) -> int:
+    """The training-free baseline row: character n-gram TF-IDF retrieval, fitted on each test
+    set, through the retrieval protocols the EMS runs go through (classification needs a
+    fixed encoder, so it is not scored)."""
+    from mlrep.embed.benchmarks import RETRIEVAL
+    from mlrep.evaluate.tfidf import CharTfidf
+
+    values = _values(args, runs.EVALUATE_KEYS, lambda: _section(args)[1]["evaluate"])
+    spec = _settings(args)[0]["evaluate"]["tfidf"]
+    encode = CharTfidf(spec["ngram_min"], spec["ngram_max"])
+    metrics = Scores()
+    scored = _score(args, encode, values, metrics, RETRIEVAL)
+    scale = _write_metrics(args, runs.TFIDF_RUN, runs.BASELINE_SEED, metrics, retriever=spec)
+    section = {"tfidf": spec, "evaluate": values, **scored}
+    record(args.out.parent, "ch2 tfidf", {"scale": scale, runs.SECTION: section})
+    return 0
+
+
 def _fetch(args: argparse.Namespace) -> int:
     from mlrep.embed import baselines
 
@@ -318,6 +343,14 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     add_options(baseline, embed_settings.EvaluateSettings)
     baseline.add_argument("--threads", type=positive_int, default=1)
     baseline.set_defaults(func=_baseline)
+
+    tfidf = sub.add_parser(
+        "tfidf", parents=[common], help="metrics.json of the char n-gram TF-IDF baseline"
+    )
+    _benchmark_options(tfidf)
+    tfidf.add_argument("--out", type=Path, required=True, help="metrics.json to write")
+    add_options(tfidf, embed_settings.EvaluateSettings)
+    tfidf.set_defaults(func=_tfidf)
 
     fetch = sub.add_parser("fetch", parents=[common], help="download a baseline from its hub")
     fetch.add_argument("--name", required=True, help="a ch2_ems.baselines name")
