@@ -21,6 +21,15 @@ definition; every key is optional, so a table listed with ``{}`` gets the defaul
       descriptive: true         # the table describes data or settings: published only
       aliases: {Pre.: prenorm}  # label spellings that name the same thing across tables
       vars: {dataset: iwslt}    # constants usable in templates: "{dataset}/{row}:zst_bleu"
+      baseline_rows: {char-tfidf: "char n-gram TF-IDF (training-free)"}   # run -> label
+      floor_row: "chance, 1/candidates (floor)"   # a row of each column's floor
+
+``baseline_rows`` and ``floor_row`` add rows the published table does not have, below its own:
+a training-free baseline (a run, filled by the same templates with ``{row}`` = its key) and the
+floor of every column (the mean over rows of the cells' ``floor_<metric>``, chance for
+retrieval, copy-the-source for BLEU). They read against a blank published value, are never
+bolded or tested for significance, and say in their label that they are references, not
+systems; their keys are the run and `FLOOR_ROW`.
 
 Placeholders in templates are label columns (``{Layer Norm}``) and ``{row}``; each value is
 slugged (lower case, runs of other characters → ``-``). Measured values are the mean over the
@@ -60,7 +69,10 @@ _KEYS = {
     "title",
     "aliases",
     "vars",
+    "baseline_rows",
+    "floor_row",
 }
+FLOOR_ROW = "floor"  # the key of a table's floor row
 
 
 class TableDefinitionError(MlrepError):
@@ -99,6 +111,14 @@ class TableDef:
     descriptive: bool = False
     aliases: dict[str, str] = field(default_factory=dict)
     variables: dict[str, str] = field(default_factory=dict)
+    baseline_rows: dict[str, str] = field(default_factory=dict)  # run key -> label
+    floor_row: str = ""  # the floor row's label ("": none)
+
+    @property
+    def reference_rows(self) -> dict[str, str]:
+        """The rows added below the published ones, key -> label: baselines, then the floor."""
+        floor = {FLOOR_ROW: self.floor_row} if self.floor_row else {}
+        return {**self.baseline_rows, **floor}
 
     def _names(self, header: list[str]) -> list[str]:
         return [*header[: self.labels], *self.variables]
@@ -226,7 +246,11 @@ def build(table_id: str, chapter: str, spec: dict[str, Any], table: PublishedTab
         descriptive=bool(spec.get("descriptive", False)),
         aliases={str(k): str(v) for k, v in (spec.get("aliases") or {}).items()},
         variables={str(k): str(v) for k, v in (spec.get("vars") or {}).items()},
+        baseline_rows={str(k): str(v) for k, v in (spec.get("baseline_rows") or {}).items()},
+        floor_row=str(spec.get("floor_row") or ""),
     )
+    if FLOOR_ROW in definition.baseline_rows:
+        raise TableDefinitionError(f"{table_id}: {FLOOR_ROW!r} is the floor row's key")
     keys = definition.row_keys(header, table.rows)  # every template placeholder exists
     for row, key in zip(table.rows, keys, strict=True):
         for operand in (o for pair in deltas.values() for o in pair if o not in header):
