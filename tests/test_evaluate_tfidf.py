@@ -51,3 +51,32 @@ def test_vectors_are_unit_length_in_one_space_for_both_sides():
 def test_encoding_before_fitting_is_an_error():
     with pytest.raises(embeddings.EmbeddingError, match="fit it"):
         CharTfidf()(["a sentence"])
+
+
+def test_chapter_2_scores_the_baseline_as_a_run_with_its_floors(tatoeba_raw, tmp_path, capsys):
+    """`mlrep ch2 tfidf`: the protocol's numbers under the run char-tfidf, chance beside them."""
+    import json
+
+    from mlrep.cli import main
+
+    lines = {
+        side: (tatoeba_raw / f"tatoeba.deu-eng.{side}").read_text("utf-8").splitlines()[:50]
+        for side in ("deu", "eng")
+    }
+    folder = tmp_path / "tatoeba"
+    folder.mkdir()
+    for side, found in lines.items():
+        (folder / f"test.deu-eng.{side}").write_text("\n".join(found) + "\n", "utf-8")
+    settings = json.dumps(
+        {"benchmarks": {}, "evaluate": {"tfidf": {"ngram_min": 1, "ngram_max": 3}}}
+    )
+    out = tmp_path / "char-tfidf" / "seed0" / "metrics.json"
+    args = ["ch2", "tfidf", "--tatoeba", str(folder), "--settings", settings, "--no-benchmarks"]
+    args += ["--data-root", str(tmp_path), "--out", str(out), "--scale", "tiny"]
+    assert main([*args, "--encode-batch-size", "8", "--tatoeba-pairs", "0"]) == 0
+    capsys.readouterr()
+    doc = json.loads(out.read_text())
+    assert (doc["run"], doc["seed"], doc["retriever"]["ngram_max"]) == ("char-tfidf", 0, 3)
+    assert doc["metrics"]["tatoeba_deu"] == pytest.approx(naive_p_at_1(lines["deu"], lines["eng"]))
+    assert doc["metrics"]["floor_tatoeba_deu"] == pytest.approx(100 / 50)
+    assert len(doc["sentence_scores"]["tatoeba_deu"]) == 100
