@@ -133,12 +133,13 @@ def nmt_run(
 ) -> dict:
     """One Chapter 8 run's metrics.json, derived as the chapter derives it: hypotheses of
     `system` (one per direction name, or one for all) scored by `mlrep.nmt.score`, so every
-    value and its bleu_stats / groups come from the same text; with `floor`, the copy-the-
-    source floor scored the same way. `off_target`: per zero-shot direction, 1 for each
-    off-target sentence (the rate and its per-sentence scores both follow; floor: all off)."""
-    text, hyps, copies = (results.parent / f"{results.name}-{part}" for part in "thc")
-    hyp_dir, copy_dir = hyps / run / str(seed), copies / run / str(seed)
-    for folder in (text, hyp_dir, copy_dir):
+    value and its bleu_stats / groups come from the same text, and so is its copy-the-source
+    floor (kept with `floor`, dropped without). `off_target`: per zero-shot direction, 1 for
+    each off-target sentence (the rate and its per-sentence scores both follow; floor: all
+    off)."""
+    text, hyps = (results.parent / f"{results.name}-{part}" for part in "th")
+    hyp_dir = hyps / run / str(seed)
+    for folder in (text, hyp_dir):
         folder.mkdir(parents=True, exist_ok=True)
     for d in directions:
         references = ZH_REFERENCES if d.tgt == "zh" else REFERENCES
@@ -148,9 +149,11 @@ def nmt_run(
         chosen = system[d.name] if isinstance(system, Mapping) else system
         lines = chosen(sources, references, random.Random(f"{run}/{seed}/{d.name}"))
         (hyp_dir / f"{d.name}.hyp").write_text("\n".join(lines) + "\n", "utf-8")
-        (copy_dir / f"{d.name}.hyp").write_text("\n".join(sources) + "\n", "utf-8")
     scored = score(hyp_dir, text, directions)
-    metrics, stats, groups = scored["metrics"], scored["bleu_stats"], scored["groups"]
+    metrics, stats, groups = (
+        {k: v for k, v in scored[part].items() if floor or not k.startswith(FLOOR)}
+        for part in ("metrics", "bleu_stats", "groups")
+    )
     sentences: dict[str, list[float]] = {}
     if off_target:
         flags = {name: [100.0 * f for f in found] for name, found in off_target.items()}
@@ -161,11 +164,6 @@ def nmt_run(
             metrics[FLOOR + "zst_off_target"] = 100.0
             sentences[FLOOR + "zst_off_target"] = [100.0] * len(sentences["zst_off_target"])
             groups[FLOOR + "zst_off_target"] = groups["zst_off_target"]
-    if floor:
-        copied = score(copy_dir, text, directions)
-        metrics |= {FLOOR + k: v for k, v in copied["metrics"].items()}
-        stats |= {FLOOR + k: v for k, v in copied["bleu_stats"].items()}
-        groups |= {FLOOR + k: v for k, v in copied["groups"].items()}
     out = results / "ch8_layernorm" / run / f"seed{seed}" / "metrics.json"
     return write(
         out,

@@ -32,6 +32,14 @@ def test_ch2_target_trains_every_run_and_fills_the_chapter_tables(tiny_project, 
     assert set(tatoeba) == {f"tatoeba_{lang}" for lang in languages}
     assert all(0 <= v <= 100 for v in tatoeba.values())
     assert ems["metrics"]["sec_per_1k_steps"] > 0 and "heldout_avg" in ems["metrics"]
+    # each P@1 has its chance floor and each query's hit
+    for name in tatoeba:
+        hits = ems["sentence_scores"][name]
+        assert sum(hits) / len(hits) == pytest.approx(ems["metrics"][name])
+        assert 0 < ems["metrics"][f"floor_{name}"] < 50
+    # the training-free TF-IDF baseline went through the same protocols
+    tfidf = json.loads((results / "char-tfidf" / "seed0" / "metrics.json").read_text())
+    assert set(tatoeba) <= set(tfidf["metrics"]) and "flores_muse" in tfidf["metrics"]
     # the ablation trained without its generative loss, and that changed what it retrieves
     no_xtr = json.loads((results / "no-xtr" / "seed1" / "metrics.json").read_text())["metrics"]
     assert {k: no_xtr[k] for k in tatoeba} != tatoeba
@@ -57,6 +65,8 @@ def test_ch2_target_trains_every_run_and_fills_the_chapter_tables(tiny_project, 
     assert cells(reports, "ems-paper-table-4")[("ams-vanilla-paper", "deu")]["status"] == "measured"
     assert cells(reports, "thesis-table-2.5")[("ams-scaled", "XTREME (38)")]["measured"]
     assert cells(reports, "thesis-table-2.4")[("laser", "deu")]["status"] == "not run"
+    for reference in ("char-tfidf", "floor"):  # the baseline and chance rows
+        assert cells(reports, "thesis-table-2.4")[(reference, "Avg.")]["status"] == "measured"
     # Flores, BUCC and ParaCrawl cells come from the embedded corpus's held-out splits
     metrics = ems["metrics"]
     assert 0 <= metrics["flores_de-ja"] <= 100 and "flores_muse" in metrics

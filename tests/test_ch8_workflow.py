@@ -51,6 +51,10 @@ def test_trimmed_chapter_8_run_fills_metrics_and_table_8_2(tiny_project, ch8_run
             for layer in ("enc1", "enc2", "dec1", "dec2")  # the tiny model's 2+2 layers
         } <= set(metrics)
         assert len(doc["bleu_stats"]["zst_bleu"]) == 6 * 12
+        # the copy-the-source floors, with their statistics on the same sentences
+        assert len(doc["bleu_stats"]["floor_zst_bleu"]) == 6 * 12
+        assert doc["groups"]["floor_zst_bleu"] == doc["groups"]["zst_bleu"]
+        assert 0 <= metrics["floor_zst_off_target"] <= 100 and "floor_bleu_it-nl" in metrics
         assert (runs / system / "seed1/model/config.yaml").exists()
     pivot = json.loads((runs / "pivot/seed1/metrics.json").read_text())
     assert "zst_bleu" in pivot["metrics"] and "sup_bleu" not in pivot["metrics"]

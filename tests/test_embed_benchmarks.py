@@ -80,7 +80,10 @@ def test_flores_pairs_join_on_segment_ids_and_groups_need_every_pair(tmp_path):
     )
     spec = {**FLORES, "groups": {"two": ["aa", "bb"], "all": ["aa", "bb", "cc", "zz"]}}
     metrics, details = benchmarks.flores(segment_encoder(), folder, spec, 32)
-    assert metrics == {"flores_aa-bb": 100.0, "flores_bb-aa": 100.0, "flores_two": 100.0}
+    assert metrics == {"flores_aa-bb": 100.0, "flores_bb-aa": 100.0, "flores_two": 100.0} | {
+        f"floor_{name}": 100 / 40  # chance: 1 of the 40 shared segments
+        for name in ("flores_aa-bb", "flores_bb-aa", "flores_two")
+    }
     assert details["shared"] == {"aa-bb": 40} and details["missing"] == ["zz"]
     assert sorted(details["skipped"]) == ["aa-cc", "bb-cc"]  # 10 and 0 shared < min_shared
     encode = segment_encoder(noise=1.2)
@@ -185,7 +188,7 @@ def test_paracrawl_queries_find_their_translation_among_english_of_other_segment
     metrics, details = benchmarks.paracrawl(
         segment_encoder(), folder, spec, SEARCH["paracrawl"], 32
     )
-    assert metrics == {"paracrawl_de": 100.0}
+    assert metrics == {"paracrawl_de": 100.0, "floor_paracrawl_de": 100 / 200}
     assert details["de"]["candidates"] == 200 and details["de"]["queries"] == 50
     assert details["too_small"] == {"lt": "30 pairs < 50 queries"}
     assert details["missing"] == ["zz"]
@@ -212,7 +215,8 @@ def test_paracrawl_on_a_bitext_draws_distractors_from_its_other_rows(tmp_path):
     metrics, details = benchmarks.paracrawl(
         segment_encoder(), folder, spec, SEARCH["paracrawl"], 32
     )
-    assert metrics == {"paracrawl_de": 100.0} and details["de"]["candidates"] == 200
+    assert metrics["paracrawl_de"] == 100.0 and details["de"]["candidates"] == 200
+    assert metrics["floor_paracrawl_de"] == 100 / 200
 
 
 def labelled_sets(folder, stems: dict[str, str], languages, n: int, labels=("sport", "money")):

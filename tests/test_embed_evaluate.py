@@ -55,8 +55,10 @@ def test_batched_encoding_gives_each_sentence_its_own_embedding(prepared, model,
 def test_held_out_p_at_1_is_the_naive_retrieval_of_each_language(prepared, model):  # noqa: F811
     out, info = prepared
     test = data.PairArrays.load(out / "test.npz")
-    scores = evaluate.heldout(model, test, info["languages"], 3)
+    found = evaluate.heldout(model, test, info["languages"], 3)
+    scores = {k: v for k, v in found.metrics.items() if not k.startswith("floor_")}
     assert set(scores) == {"heldout_xx", "heldout_yy", "heldout_avg"}
+    chance = {}
     for index, lang in enumerate(info["languages"]):
         rows = np.flatnonzero(test.tgt_lang == index)
         if not len(rows):
@@ -70,8 +72,17 @@ def test_held_out_p_at_1_is_the_naive_retrieval_of_each_language(prepared, model
             1,
         )["p_at_1"]
         assert scores[f"heldout_{lang}"] == pytest.approx(expected)
+        # the floor: a random pick among this language's candidates, each query's hit
+        name, chance[lang] = f"heldout_{lang}", 100 / len(rows)
+        assert found.metrics[f"floor_{name}"] == pytest.approx(chance[lang])
+        hits = found.sentence_scores[name]
+        assert len(hits) == 2 * len(rows) and set(hits) <= {0.0, 100.0}
+        assert np.mean(hits) == pytest.approx(expected)
+        assert found.sentence_scores[f"floor_{name}"] == [pytest.approx(chance[lang])] * len(hits)
     assert 10 < scores["heldout_avg"] < 100  # neither chance nor perfect: order matters
     assert scores["heldout_avg"] == pytest.approx((scores["heldout_xx"] + scores["heldout_yy"]) / 2)
+    assert found.metrics["floor_heldout_avg"] == pytest.approx(np.mean(list(chance.values())))
+    assert found.groups["heldout_avg"] == [(f"heldout_{k}", 2 * 100 / v) for k, v in chance.items()]
 
 
 def test_tatoeba_names_each_language_and_scores_it_as_the_reference(prepared, model, tmp_path):  # noqa: F811
@@ -86,4 +97,5 @@ def test_tatoeba_names_each_language_and_scores_it_as_the_reference(prepared, mo
         tgt = one_by_one(model, tokenizer.ids(english[:15]))
         expected[f"tatoeba_{lang}"] = evaluate_reference.retrieval(src, tgt, None, 1)["p_at_1"]
     scores = evaluate.tatoeba(evaluate.encoder(model, tokenizer, 4), tmp_path, limit=15)
-    assert scores == pytest.approx(expected)
+    floors = {f"floor_{name}": 100 / 15 for name in expected}  # chance: 1 of 15 candidates
+    assert scores.metrics == pytest.approx(expected | floors)

@@ -150,10 +150,10 @@ def test_training_beats_the_untrained_encoder_on_held_out_retrieval(prepared, tm
     pairs = data.PairArrays.load(out / "train.npz")
     test = data.PairArrays.load(out / "test.npz")  # 10 pairs per language: chance is 10
     train.seed_everything(1, 1, "cpu")  # as the run does before building its model
-    untrained = evaluate.heldout(EmsModel(config(info)), test, info["languages"], 8)
+    untrained = evaluate.heldout(EmsModel(config(info)), test, info["languages"], 8).metrics
     train.run(config(info), dataclasses.replace(settings(200), lr=1e-2), pairs, None, tmp_path)
     model = train.load_model(tmp_path / train.MODEL_FILE)
-    trained = evaluate.heldout(model, test, info["languages"], 8)
+    trained = evaluate.heldout(model, test, info["languages"], 8).metrics
     # measured (seeds 1-4): untrained 2.5-17.5, trained 55-70 (seed 1: 12.5 -> 70)
     assert_improves(
         trained["heldout_avg"],

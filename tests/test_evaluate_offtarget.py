@@ -98,11 +98,11 @@ def test_run_metrics_give_per_direction_sentence_scores_whose_means_average_to_t
 
     german = "Der Benutzer hat keine Berechtigung für diese Aktion und muss sich anmelden."
     french = "L'utilisateur n'a pas la permission d'effectuer cette action sur le serveur."
-    (tmp_path / "fr-de.hyp").write_text(f"{german}\n{french}\n", encoding="utf-8")
-    (tmp_path / "de-fr.hyp").write_text(f"{french}\n{french}\n{french}\n{german}\n", "utf-8")
-    mean, rates, sentences, groups = off_target(
-        tmp_path, [Direction("fr", "de"), Direction("de", "fr")], "lite", None
-    )
+    lines = {
+        Direction("fr", "de"): [german, french],
+        Direction("de", "fr"): [french, french, french, german],
+    }
+    mean, rates, sentences, groups = off_target(lines, "lite", None)
     assert rates == {"fr-de": 50.0, "de-fr": 25.0} and mean == pytest.approx(37.5)
     assert groups == [("fr-de", 2), ("de-fr", 4)]
     assert sentences == [0.0, 100.0, 0.0, 0.0, 0.0, 100.0]

@@ -166,3 +166,18 @@ def test_other_formats_empty_files_and_mismatches_are_clear_errors(tmp_path, cap
     assert "a.npy has dimension 4 but" in capsys.readouterr().err
     assert main(["eval", "retrieval", "--src-emb", str(a), "--tgt-emb", str(c)]) == 2
     assert "has 3 rows but" in capsys.readouterr().err
+
+
+def test_chance_is_one_over_the_candidates_and_hits_are_each_querys():
+    """The floor of a P@1: a random pick among n candidates; the hits, src->tgt queries then
+    tgt->src, are the naive argmax's, and their mean is the P@1."""
+    src, tgt = noisy_pairs(3, n=40)
+    got = retrieval.evaluate(src, tgt)
+    assert got["chance"] == pytest.approx(100 / 40) == retrieval.chance(40)
+    sim = ref.cosine(src, tgt)
+    naive = [int(np.argmax(row) == i) for i, row in enumerate(sim)]
+    naive += [int(np.argmax(column) == j) for j, column in enumerate(sim.T)]
+    assert got["hits"] == naive and 0 < sum(naive) < 80
+    assert 100 * np.mean(got["hits"]) == pytest.approx(got["p_at_1"])
+    with pytest.raises(embeddings.EmbeddingError, match="at least one candidate"):
+        retrieval.chance(0)

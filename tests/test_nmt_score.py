@@ -192,6 +192,7 @@ def test_a_table_8_2_cell_is_traced_from_the_runs_hypotheses(tmp_path, capsys):
         scores = str(run / "scores.json")
         assert main(["nmt", "score", *common, "--data", str(data), "--out", scores]) == 0
         metrics = ["nmt", "metrics", *common, "--scores", scores, "--seed", str(seed)]
+        metrics += ["--data", str(data)]
         out = ["--run", f"opus/{SYSTEM}", "--out", str(run / "metrics.json")]
         assert main([*metrics, *out]) == 0
     build_report(paths.results, paths.reports)
@@ -212,3 +213,82 @@ def test_a_table_8_2_cell_is_traced_from_the_runs_hypotheses(tmp_path, capsys):
         cell = cells[(SYSTEM, column)]
         assert cell["status"] == "measured" and cell["seeds"] == "1 2"
         assert float(cell["measured"]) == pytest.approx(mean_over_seeds(names), rel=1e-5)
+
+
+def test_each_metrics_floor_is_sacrebleu_of_the_copied_sources(tmp_path):
+    """The copy-the-source floor: each direction's source lines scored as the hypothesis
+    against its references with that direction's tokenizer, whatever the system output."""
+    write_dataset(tmp_path / "text")
+    write_hypotheses(tmp_path / "hyp", HYPOTHESES)
+    result = score(tmp_path / "hyp", tmp_path / "text", directions(LANGUAGES))
+    metrics, stats, groups = result["metrics"], result["bleu_stats"], result["groups"]
+    copied = {
+        name: expected_bleu(name, {name: REFERENCES[Direction.parse(name).src]})
+        for name in HYPOTHESES
+    }
+    assert 0 < copied["en-de"] < 100 and copied["de-zh"] == 0  # shared words, other script
+    for name, value in copied.items():
+        assert metrics[f"floor_bleu_{name}"] == pytest.approx(value, abs=1e-9)
+    zero_shot, supervised = ("zh-de", "de-zh"), ("en-de", "de-en", "zh-en", "en-zh")
+    for key, names in (("zst_bleu", zero_shot), ("sup_bleu", supervised)):
+        floor = f"floor_{key}"
+        assert metrics[floor] == pytest.approx(statistics.fmean(copied[n] for n in names))
+        assert groups[floor] == groups[key] and sorted(n for n, _ in groups[floor]) == sorted(names)
+        sums = [sum(column) for column in zip(*stats[floor][:4], strict=True)]
+        first = Direction.parse(groups[floor][0][0])
+        corpus = sacrebleu.corpus_bleu(
+            REFERENCES[first.src], [REFERENCES[first.tgt]], tokenize=tokenize(first.tgt)
+        )
+        assert sums == [corpus.sys_len, corpus.ref_len, *corpus.counts, *corpus.totals]
+
+
+def run_near_the_floor(paths: Paths, system: str, hypotheses: dict[str, list[str]]) -> Path:
+    """One IWSLT run scored by `nmt score` and `nmt metrics`, as the workflow scores it."""
+    data = paths.chapter_data("ch8_layernorm", "iwslt")
+    if not data.exists():
+        write_dataset(data / "text")
+    run = paths.run("ch8_layernorm", system, 1, dataset="iwslt")
+    write_hypotheses(run / "hyp", hypotheses)
+    common = ["--section", "ch8_layernorm", "--scale", "tiny", "--hyp", str(run / "hyp")]
+    scores = str(run / "scores.json")
+    assert main(["nmt", "score", *common, "--data", str(data), "--out", scores]) == 0
+    metrics = ["nmt", "metrics", *common, "--scores", scores, "--seed", "1", "--data", str(data)]
+    assert main([*metrics, "--run", f"iwslt/{system}", "--out", str(run / "metrics.json")]) == 0
+    return run / "metrics.json"
+
+
+def test_a_run_near_the_copy_floor_reads_below_floor_in_the_ledger(tmp_path, capsys):
+    """The tiny IWSLT case: PostNorm copies the source, PreNorm copies it less a word, so
+    PostNorm "wins" by noise; with the floors `nmt score` / `nmt metrics` now write, the
+    claim reads below floor, not floor not measured."""
+    from mlrep.report import claims, fill, tables
+    from mlrep.report.metrics import collect
+    from mlrep.report.reference import load_all
+    from tests.report_helpers import REFERENCE
+
+    paths = Paths(tmp_path / "results", tmp_path / "reports", tmp_path / "resources")
+    copied = {n: REFERENCES[Direction.parse(n).src] for n in HYPOTHESES}
+    shorter = {n: [line.rsplit(" ", 1)[0] for line in lines] for n, lines in copied.items()}
+    written = run_near_the_floor(paths, SYSTEM, copied)
+    run_near_the_floor(paths, "prenorm-s-enc-t-dec-w", shorter)
+    capsys.readouterr()
+    doc = json.loads(written.read_text(encoding="utf-8"))
+    # copying German into Chinese (and back) is off target by the same language ID
+    assert doc["metrics"]["floor_zst_off_target"] == 100.0
+    assert doc["sentence_scores"]["floor_zst_off_target"] == [100.0] * 8
+    assert doc["metrics"]["zst_bleu"] == doc["metrics"]["floor_zst_bleu"]
+
+    published = load_all(REFERENCE)
+    table = "thesis-table-8.2"
+    filled = {
+        table: fill.fill(
+            tables.load(published)[table],
+            published[table],
+            collect(paths.results, "tiny"),
+            (200, 1),
+        )
+    }
+    claim = next(c for c in claims.load() if c["id"] == "ch8-iwslt-postnorm-beats-prenorm-zst-bleu")
+    found = claims.evaluate(claim, filled, (200, 1))
+    assert found.floor_a == pytest.approx(doc["metrics"]["floor_zst_bleu"])
+    assert found.outcome == claims.BELOW_FLOOR

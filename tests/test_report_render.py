@@ -24,9 +24,10 @@ def test_empty_results_say_not_run_in_every_format():
     assert "| 2 | PostNorm | S-ENC-T-DEC | w/ | not run / **16.8** |" in md
     assert "No result of this table has been run at scale tiny yet." in md
     rows = list(csv.DictReader(io.StringIO(render.csv_text(t))))
-    assert len(rows) == 9 * 9 and {r["status"] for r in rows} == {"not run"}
+    # nine systems and the copy-the-source floor row, nine columns
+    assert len(rows) == 10 * 9 and {r["status"] for r in rows} == {"not run"}
     assert all(r["measured"] == "" and r["scale"] == "tiny" for r in rows)
-    assert render.html_table(t).count('class="meas notrun"') == 81
+    assert render.html_table(t).count('class="meas notrun"') == 90
     assert "not run / \\textbf{16.8}" in render.latex(t)
 
 

@@ -228,3 +228,45 @@ def test_every_table_sits_in_the_chapter_its_source_names():
     assert DEFINITIONS["thesis-table-A.2"].chapter == "ch3_lealla"
     assert DEFINITIONS["thesis-table-B.2"].chapter == "ch4_jass"
     assert DEFINITIONS["thesis-table-D.6"].chapter == "ch6_aligninstruct"
+
+
+def test_reference_rows_show_the_baseline_and_the_floor_unranked(tmp_path):
+    """Table 2.4 ends in the TF-IDF baseline's row (its run, the same templates) and the
+    chance row (each column's floor); neither is bolded, even where it is the best value."""
+    from mlrep.report.metrics import Scores, write
+    from mlrep.report.tables import FLOOR_ROW
+
+    for run, value in (("ems", 2.0), ("ams-joint", 3.0), ("char-tfidf", 30.0)):
+        scores = Scores()
+        scores.add("tatoeba_deu", value, 100 / 200)
+        write(
+            tmp_path / "ch2_ems" / run / "seed0" / "metrics.json",
+            "ch2_ems",
+            run,
+            0,
+            "tiny",
+            scores.metrics,
+        )
+    definition = DEFINITIONS["thesis-table-2.4"]
+    filled = fill.fill(definition, PUBLISHED["thesis-table-2.4"], collect(tmp_path, "tiny"))
+    assert filled.row_keys[-2:] == ["char-tfidf", FLOOR_ROW]
+    assert [filled.labels(i)[0] for i in (-2, -1)] == list(definition.reference_rows.values())
+    tfidf, floor = filled.cell("char-tfidf", "deu"), filled.cell(FLOOR_ROW, "deu")
+    assert (tfidf.measured, tfidf.published) == (30.0, "")
+    assert floor.measured == 0.5 and filled.floor.cell("ems", "deu").measured == 0.5
+    assert not tfidf.bold_measured and not floor.bold_measured
+    assert filled.cell("ams-joint", "deu").bold_measured  # the best measured system
+    assert filled.cell(FLOOR_ROW, "afr").measured is None  # no run wrote it
+
+
+def test_table_8_2_floor_row_is_the_copied_sources_bleu(tmp_path):
+    from mlrep.report.tables import FLOOR_ROW
+    from tests.report_helpers import copy_source, drop, nmt_run
+
+    post = nmt_run(tmp_path, "opus/postnorm-s-enc-t-dec-w", 1, drop(0.1))
+    nmt_run(tmp_path, "opus/prenorm-s-enc-t-dec-w", 1, copy_source(0.2))
+    floor = filled("thesis-table-8.2", collect(tmp_path, "tiny")).cell(
+        FLOOR_ROW, "Zero-shot OPUS BLEU"
+    )
+    assert floor.measured == pytest.approx(post["metrics"]["floor_zst_bleu"]) and floor.measured > 0
+    assert not floor.bold_measured and floor.p_value is None

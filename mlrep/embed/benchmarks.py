@@ -19,7 +19,9 @@ every ordered pair of the group, written only when all of them were scored), ``b
 (F1), ``paracrawl_<xx>`` (P@1) and ``<benchmark>[_<group>]_<l1>-<l2>`` (accuracy of a
 classifier trained on l1 and tested on l2: MLDoc, Amazon CLS, MARC). A language a benchmark
 lacks is not scored and is listed under ``missing`` in the details, so its cells read "not
-run" instead of an average over fewer languages.
+run" instead of an average over fewer languages. Each P@1 comes with its chance floor
+``floor_<name>`` (`mlrep.evaluate.retrieval.chance`, 1/candidates; a group's is the mean of
+its pairs'); a mining F1 has no chance level and no floor.
 """
 
 from __future__ import annotations
@@ -37,13 +39,16 @@ from mlrep.data.tiny_corpus import ids_file
 from mlrep.evaluate import classify, mining, protocols
 from mlrep.evaluate.protocols import BenchmarkError
 from mlrep.evaluate.settings import ClassifySettings
+from mlrep.evaluate.tfidf import Transductive
 from mlrep.io import decode_line, read_lines
+from mlrep.report.metrics import FLOOR
 
 Encode = Callable[[list[str]], np.ndarray]
 CORPUS_MANIFEST = "manifest.json"  # written by `mlrep corpus tiny`
 DATASET_METADATA = "metadata.json"  # written by `mlrep data normalize`
 CLASSIFICATION = ("mldoc", "amazon_cls", "amazon_marc")
-NAMES = ("flores", "bucc", "paracrawl", *CLASSIFICATION)
+RETRIEVAL = ("flores", "bucc", "paracrawl")  # an encoder fitted on the test set runs these
+NAMES = (*RETRIEVAL, *CLASSIFICATION)
 
 
 def is_corpus(folder: Path) -> bool:
@@ -77,7 +82,8 @@ def flores(encode: Encode, folder: Path, spec: Mapping[str, Any], block_size: in
     """P@1 of every ordered pair within each language group (cosine, as the thesis)."""
     corpus = is_corpus(folder)
     languages = list(dict.fromkeys(lang for group in spec["groups"].values() for lang in group))
-    vectors: dict[str, np.ndarray] = {}
+    paths: dict[str, Path] = {}
+    lines: dict[str, list[str]] = {}
     ids: dict[str, list[str]] = {}
     missing = []
     for lang in languages:
@@ -88,38 +94,49 @@ def flores(encode: Encode, folder: Path, spec: Mapping[str, Any], block_size: in
         if not path.exists():
             missing.append(lang)
             continue
-        lines = read_lines(path, BenchmarkError)
-        vectors[lang] = protocols.embed(encode, lines, str(path))
+        paths[lang], lines[lang] = path, read_lines(path, BenchmarkError)
         # Flores is row-aligned: a line's number is its id
         if corpus:
-            ids[lang] = _ids(ids_file(path), len(lines))
+            ids[lang] = _ids(ids_file(path), len(lines[lang]))
         else:
-            ids[lang] = [str(row) for row in range(len(lines))]
+            ids[lang] = [str(row) for row in range(len(lines[lang]))]
     _warn(missing, "flores", folder)
     pairs = sorted(
         {
             pair
             for group in spec["groups"].values()
-            for pair in combinations(sorted(lang for lang in group if lang in vectors), 2)
+            for pair in combinations(sorted(lang for lang in group if lang in lines), 2)
         }
     )
+    # a trained encoder embeds every language once; one fitted on the test set (TF-IDF) gets
+    # a space per pair, fitted on its two languages (one space for every language would be as
+    # wide as all their scripts' n-grams together)
+    spaces = [[pair] for pair in pairs] if isinstance(encode, Transductive) else [pairs]
     metrics: dict[str, float] = {}
-    result: dict[str, Any] = {"shared": {}, "skipped": []}
-    if pairs:
+    details: dict[str, Any] = {"missing": missing, "shared": {}, "skipped": []}
+    for chosen in filter(None, spaces):
+        used = sorted({lang for pair in chosen for lang in pair})
+        protocols.fit(encode, [lines[lang] for lang in used])
+        vectors = {lang: protocols.embed(encode, lines[lang], str(paths[lang])) for lang in used}
         result = protocols.many_to_many(
             vectors,
             None,
             block_size=block_size,
             ids=ids,
-            pairs=pairs,
+            pairs=chosen,
             min_shared=spec["min_shared"],
         )
-        metrics = {f"flores_{pair}": value for pair, value in result["pairs"].items()}
+        metrics |= {f"flores_{pair}": value for pair, value in result["pairs"].items()}
+        metrics |= {f"{FLOOR}flores_{pair}": value for pair, value in result["chance"].items()}
+        details["shared"] |= result["shared"]
+        details["skipped"] += result["skipped"]
     for name, group in spec["groups"].items():
         ordered = [f"flores_{a}-{b}" for a in group for b in group if a != b]
         if ordered and all(key in metrics for key in ordered):
-            metrics[f"flores_{name}"] = statistics.fmean(metrics[key] for key in ordered)
-    details = {"missing": missing, "shared": result["shared"], "skipped": result["skipped"]}
+            for prefix in ("", FLOOR):
+                metrics[f"{prefix}flores_{name}"] = statistics.fmean(
+                    metrics[prefix + key] for key in ordered
+                )
     return metrics, details
 
 
@@ -150,6 +167,7 @@ def _bucc_split(
         src_ids = mining.read_ids(Path(f"{stem}.{lang}.ids"), len(src_text))
         tgt_ids = mining.read_ids(Path(f"{stem}.en.ids"), len(tgt_text))
         gold = mining.read_gold(Path(f"{stem}.gold"), src_ids, tgt_ids)
+    protocols.fit(encode, [src_text, tgt_text])
     split_data = mining.Split(
         protocols.embed(encode, src_text, f"{stem}.{lang}"),
         protocols.embed(encode, tgt_text, f"{stem}.en"),
@@ -287,6 +305,7 @@ def paracrawl(
         if len(others) < distractors:
             details["too_small"][lang] = f"{len(others)} distractors < {distractors}"
             continue
+        protocols.fit(encode, [xx, gold, others])
         result = protocols.ranked(
             protocols.embed(encode, xx, str(files[0])),
             protocols.embed(encode, gold, str(files[1])),
@@ -297,6 +316,7 @@ def paracrawl(
             block_size,
         )
         metrics[f"paracrawl_{lang}"] = result["p_at_1"]
+        metrics[f"{FLOOR}paracrawl_{lang}"] = result["chance"]
         details[lang] = result
     _warn(details["missing"], "paracrawl", folder)
     return metrics, details

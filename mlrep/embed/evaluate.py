@@ -4,12 +4,13 @@ Retrieval and the Tatoeba protocol are the evaluation suite's (`mlrep.evaluate`)
 turns text into embeddings the way the model was trained (lower-case, SentencePiece,
 truncation, mean pooling with dropout off) and names the metrics the Chapter 2 tables read:
 ``tatoeba_<iso3>`` (mean of both directions, spec §5.1), ``heldout_<lang>`` and
-``heldout_avg`` for the embedded corpus's test split.
+``heldout_avg`` for the embedded corpus's test split. Each comes with its chance floor
+(``floor_<name>``, 1/candidates) and each query's hit as sentence scores
+(`mlrep.report.metrics.Scores`), so the claims ledger can test a P@1 against chance.
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import torch
 from mlrep.embed.data import PairArrays, Tokenizer, pad_ids
 from mlrep.embed.model import EmsModel
 from mlrep.evaluate import protocols, retrieval
+from mlrep.report.metrics import Scores
 
 Encode = Callable[[list[str]], np.ndarray]
 
@@ -44,21 +46,20 @@ def embed_ids(model: EmsModel, ids: list[list[int]], batch_size: int) -> np.ndar
     return out
 
 
-def p_at_1(src: np.ndarray, tgt: np.ndarray) -> float:
-    """Mean P@1 of both directions by cosine nearest neighbour (Tatoeba's protocol)."""
-    return float(retrieval.evaluate(src, tgt)["p_at_1"])
-
-
-def tatoeba(encode: Encode, folder: Path, limit: int = 0) -> dict[str, float]:
+def tatoeba(encode: Encode, folder: Path, limit: int = 0) -> Scores:
     """``tatoeba_<lang>`` for every language of the normalised benchmark (the suite's protocol;
-    `limit` keeps the first pairs of each language, 0: all)."""
+    `limit` keeps the first pairs of each language, 0: all), with chance and hits."""
     result = protocols.tatoeba(encode, folder, limit=limit)
-    return {f"tatoeba_{lang}": r["p_at_1"] for lang, r in result["languages"].items()}
+    scores = Scores()
+    for lang, r in result["languages"].items():
+        scores.add(f"tatoeba_{lang}", r["p_at_1"], r["chance"], r["hits"])
+    return scores
 
 
-def heldout(model: EmsModel, data: PairArrays, languages: list[str], batch_size: int) -> dict:
-    """P@1 of the embedded corpus's test pairs, per language and averaged."""
-    scores = {}
+def heldout(model: EmsModel, data: PairArrays, languages: list[str], batch_size: int) -> Scores:
+    """P@1 of the embedded corpus's test pairs (both directions, cosine), per language and
+    averaged, with chance and hits."""
+    scores = Scores()
     for index in sorted(set(data.tgt_lang.tolist())):
         rows = np.flatnonzero(data.tgt_lang == index)
         if len(rows) < 2:
@@ -69,9 +70,8 @@ def heldout(model: EmsModel, data: PairArrays, languages: list[str], batch_size:
         tgt = [
             data.tgt_tokens[data.tgt_offsets[r] : data.tgt_offsets[r + 1]].tolist() for r in rows
         ]
-        scores[f"heldout_{languages[index]}"] = p_at_1(
-            embed_ids(model, tgt, batch_size), embed_ids(model, src, batch_size)
-        )
-    if scores:
-        scores["heldout_avg"] = statistics.fmean(scores.values())
+        r = retrieval.evaluate(embed_ids(model, tgt, batch_size), embed_ids(model, src, batch_size))
+        scores.add(f"heldout_{languages[index]}", r["p_at_1"], r["chance"], r["hits"])
+    if scores.metrics:
+        scores.mean("heldout_avg", [k for k in scores.metrics if k.startswith("heldout_")])
     return scores

@@ -22,6 +22,7 @@ import numpy as np
 
 from mlrep.evaluate import embeddings, retrieval
 from mlrep.evaluate.search import DEFAULT_BLOCK
+from mlrep.evaluate.tfidf import Transductive
 from mlrep.io import read_lines
 
 Encode = Callable[[list[str]], np.ndarray]
@@ -31,9 +32,12 @@ class BenchmarkError(embeddings.EmbeddingError):
     """A benchmark folder or pool request that cannot be evaluated."""
 
 
-def _embed(encode: Encode, path: Path, limit: int = 0) -> np.ndarray:
-    lines = read_lines(path, BenchmarkError)[: limit or None]
-    return embed(encode, lines, str(path))
+def fit(encode: Encode, sides: Sequence[Sequence[str]]) -> None:
+    """Fit a transductive encoder (`mlrep.evaluate.tfidf.Transductive`: one whose vector space
+    comes from the test set) on every side of the test set it is about to encode; a trained
+    encoder is left as it is."""
+    if isinstance(encode, Transductive):
+        encode.fit(sides)
 
 
 def embed(encode: Encode, lines: list[str], label: str) -> np.ndarray:
@@ -80,8 +84,15 @@ def tatoeba(
             raise BenchmarkError(
                 f"{stem}.{lang}: not found; languages present: {tatoeba_languages(folder)}"
             )
-        src = _embed(encode, Path(f"{stem}.{lang}"), limit)
-        tgt = _embed(encode, Path(f"{stem}.eng"), limit)
+        sides = [
+            read_lines(Path(f"{stem}.{side}"), BenchmarkError)[: limit or None]
+            for side in (lang, "eng")
+        ]
+        fit(encode, sides)
+        src, tgt = (
+            embed(encode, lines, f"{stem}.{side}")
+            for lines, side in zip(sides, (lang, "eng"), strict=True)
+        )
         per_language[lang] = retrieval.evaluate(src, tgt, block_size=block_size)
     return {
         "languages": per_language,
@@ -106,12 +117,15 @@ def many_to_many(
     multi-way corpus with gaps yields real gold pairs; ``shared`` records how many. `pairs`
     limits the unordered pairs scored (default: all); a pair sharing fewer than `min_shared`
     rows is not scored but listed under ``skipped``, since P@1 among a handful of candidates
-    says little.
+    says little. ``chance`` is each scored pair's P@1 of a random pick (`retrieval.chance`),
+    ``hits`` its queries' hits.
     """
     if len(vectors) < 2:
         raise BenchmarkError(f"many-to-many retrieval needs two languages, got {sorted(vectors)}")
     chosen = list(pairs) if pairs is not None else list(combinations(sorted(vectors), 2))
     scores: dict[str, float] = {}
+    chance: dict[str, float] = {}
+    hits: dict[str, list[int]] = {}
     shared: dict[str, int] = {}
     skipped: list[str] = []
     for a, b in chosen:
@@ -128,12 +142,17 @@ def many_to_many(
         result = retrieval.evaluate(src, tgt, margin, k, block_size)
         scores[f"{a}-{b}"] = result["p_at_1_src2tgt"]
         scores[f"{b}-{a}"] = result["p_at_1_tgt2src"]
+        half = result["n"]
+        hits[f"{a}-{b}"], hits[f"{b}-{a}"] = result["hits"][:half], result["hits"][half:]
+        chance[f"{a}-{b}"] = chance[f"{b}-{a}"] = result["chance"]
         shared[f"{a}-{b}"] = int(src.shape[0])
     average = float(np.mean(list(scores.values()))) if scores else float("nan")
     return {
         "pairs": scores,
         "average": average,
         "n_pairs": len(scores),
+        "chance": chance,
+        "hits": hits,
         "shared": shared,
         "skipped": skipped,
     }
@@ -147,12 +166,13 @@ def flores(
     block_size: int = DEFAULT_BLOCK,
 ) -> dict:
     """Many-to-many P@1 over `languages` of a normalised multi-way Flores folder."""
-    vectors = {}
-    for lang in languages:
-        path = Path(folder) / f"{split}.multiway.{lang}"
+    paths = {lang: Path(folder) / f"{split}.multiway.{lang}" for lang in languages}
+    for lang, path in paths.items():
         if not path.exists():
             raise BenchmarkError(f"{path}: not found; normalise Flores with {lang} selected")
-        vectors[lang] = _embed(encode, path)
+    lines = {lang: read_lines(path, BenchmarkError) for lang, path in paths.items()}
+    fit(encode, list(lines.values()))
+    vectors = {lang: embed(encode, lines[lang], str(paths[lang])) for lang in languages}
     return many_to_many(vectors, block_size=block_size)
 
 
@@ -208,6 +228,7 @@ def ranked(
         "p_at_1": retrieval.p_at_1(predicted, position[: queries.shape[0]]),
         "queries": int(queries.shape[0]),
         "candidates": int(candidates.shape[0]),
+        "chance": retrieval.chance(candidates.shape[0]),
         "margin": retrieval.check_margin(margin),
         "k": k,
     }

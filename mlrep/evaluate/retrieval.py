@@ -11,6 +11,11 @@ xSIM error is the percentage of source rows whose retrieved target is not their 
 (LASER's index error, source -> target, with the chosen scoring); given the target sentences
 it is LASER's textual error instead, where retrieving an identical duplicate of the gold
 sentence counts as correct (Tatoeba repeats English sentences).
+
+Every P@1 comes with its chance level, 100 / candidates: the P@1 of picking a candidate at
+random, the floor a retrieval score must beat before it says anything (the report's
+``floor_<metric>``), and with each query's hit (1: its gold row retrieved), the per-sentence
+scores the report's paired bootstrap resamples.
 """
 
 from __future__ import annotations
@@ -70,6 +75,13 @@ def predict(
     )
 
 
+def chance(candidates: int) -> float:
+    """P@1 (percent) of a query that picks one of `candidates` at random."""
+    if candidates < 1:
+        raise embeddings.EmbeddingError("chance needs at least one candidate")
+    return 100.0 / candidates
+
+
 def p_at_1(predicted: np.ndarray, gold: np.ndarray) -> float:
     """Percentage of queries whose retrieved row is the gold row."""
     return 100.0 * float(np.mean(predicted == gold))
@@ -84,7 +96,9 @@ def evaluate(
     tgt_text: list[str] | None = None,
 ) -> dict:
     """P@1 src->tgt, tgt->src, their mean, and xSIM error (all percent) for aligned rows;
-    `tgt_text` (the target sentences) makes the xSIM error textual, as LASER's option does."""
+    `tgt_text` (the target sentences) makes the xSIM error textual, as LASER's option does.
+    ``chance`` is the P@1 of a random pick among the n candidates; ``hits`` is 1 or 0 per
+    query, src->tgt queries first, so its mean ×100 is ``p_at_1``."""
     embeddings.check_aligned(src, tgt, "source embeddings", "target embeddings")
     if tgt_text is not None and len(tgt_text) != tgt.shape[0]:
         raise embeddings.EmbeddingError(
@@ -104,6 +118,8 @@ def evaluate(
         "xsim_error": xsim,
         "xsim_textual": tgt_text is not None,
         "n": int(src.shape[0]),
+        "chance": chance(src.shape[0]),
+        "hits": [int(h) for h in np.concatenate([src2tgt == gold, tgt2src == gold])],
         "margin": check_margin(margin),
         "k": k,
     }

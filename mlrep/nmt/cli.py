@@ -178,8 +178,10 @@ def _bleurt(args: argparse.Namespace) -> int:
 
 
 def _metrics(args: argparse.Namespace) -> int:
+    from mlrep.io import read_lines
     from mlrep.nmt import metrics
-    from mlrep.nmt.data import Direction
+    from mlrep.nmt.data import Direction, NmtDataError, read_pair
+    from mlrep.report.metrics import FLOOR
 
     scores = json.loads(args.scores.read_text(encoding="utf-8"))
     zero_shot = [
@@ -189,18 +191,18 @@ def _metrics(args: argparse.Namespace) -> int:
     sentence_scores: dict[str, list[float]] = {}
     groups = dict(scores.get("groups", {}))
     if zero_shot:
-        (
-            extra["zst_off_target"],
-            rates,
-            sentence_scores["zst_off_target"],
-            groups["zst_off_target"],
-        ) = metrics.off_target(
-            args.hyp,
-            zero_shot,
-            args.off_target_model,
-            Path(args.off_target_model_path) if args.off_target_model_path else None,
-        )
-        extra.update({f"off_target_{name}": rate for name, rate in rates.items()})
+        model_path = Path(args.off_target_model_path) if args.off_target_model_path else None
+        # the rate of the hypotheses, and of the copied sources (its floor)
+        sides = {
+            "": {d: read_lines(args.hyp / f"{d.name}.hyp", NmtDataError) for d in zero_shot},
+            FLOOR: {d: read_pair(args.data / "text", "test", d)[0] for d in zero_shot},
+        }
+        for prefix, lines in sides.items():
+            name = prefix + "zst_off_target"
+            extra[name], rates, sentence_scores[name], groups[name] = metrics.off_target(
+                lines, args.off_target_model, model_path
+            )
+            extra.update({f"{prefix}off_target_{d}": rate for d, rate in rates.items()})
     probes = {
         name: path for name, path in (("sup", args.probe_sup), ("zst", args.probe_zst)) if path
     }
@@ -333,6 +335,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
     mt = sub.add_parser("metrics", parents=[base], help="write a run's metrics.json")
     mt.add_argument("--scores", type=Path, required=True)
+    mt.add_argument("--data", type=Path, required=True, help="prepared dataset (floors)")
     mt.add_argument("--hyp", type=Path, required=True)
     mt.add_argument("--run", required=True, help="<dataset>/<system>")
     mt.add_argument("--seed", type=int, required=True)

@@ -3,8 +3,9 @@ writes (`PATTERNS`, included by the declaration of each chapter that trains with
 next).
 
 `mlrep nmt metrics` gathers what the earlier steps wrote: BLEU per direction and its
-averages (`mlrep.nmt.score`), the zero-shot off-target rate (fastText language ID from
-`mlrep.evaluate.offtarget`, averaged over zero-shot directions as the thesis does), the
+averages (`mlrep.nmt.score`, with their copy-the-source floors), the zero-shot off-target
+rate (fastText language ID from `mlrep.evaluate.offtarget`, averaged over zero-shot
+directions as the thesis does) and its floor (the same detector on the copied sources), the
 probes' per-layer accuracies (``llr_{sup,zst}_{src,tgt}_enc<k>`` and ``…_dec<k>``: named by
 the model's own layers, so a 2+2-layer tiny model's decoder lands where the thesis's 6+6
 figures put decoder layers, L7–L12) and encoder SVCCA (``svcca_l<k>``).
@@ -15,8 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mlrep.io import read_lines
-from mlrep.nmt.data import Direction, NmtDataError
+from mlrep.nmt.data import Direction
 
 # template syntax: `mlrep.report.metrics.compile_template`
 PATTERNS: tuple[str, ...] = (
@@ -40,18 +40,16 @@ PATTERNS: tuple[str, ...] = (
 
 
 def off_target(
-    hyp_dir: Path, zero_shot: list[Direction], model: str, model_path: Path | None
+    lines: dict[Direction, list[str]], model: str, model_path: Path | None
 ) -> tuple[float, dict[str, float], list[float], list[tuple[str, int]]]:
-    """Mean off-target rate (%) over the zero-shot directions, the rate per direction, a score
+    """Mean off-target rate (%) over the zero-shot directions of `lines` (each direction's
+    hypotheses, or its sources for the copy-the-source floor), the rate per direction, a score
     per sentence (100 for an off-target line), direction by direction, and the directions'
     ``groups`` (`mlrep.report.metrics`): each direction's rate is the mean of its sentences,
     and the report's paired bootstrap averages the directions as the thesis averages rates."""
     from mlrep.evaluate.offtarget import score
 
-    results = {
-        d.name: score(read_lines(hyp_dir / f"{d.name}.hyp", NmtDataError), d.tgt, model, model_path)
-        for d in zero_shot
-    }
+    results = {d.name: score(found, d.tgt, model, model_path) for d, found in lines.items()}
     sentences = [100.0 * flag for r in results.values() for flag in r.off]
     groups = [(name, r.n) for name, r in results.items()]
     rates = {name: r.off_target for name, r in results.items()}

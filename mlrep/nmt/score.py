@@ -7,6 +7,12 @@ targets and ``13a`` otherwise; each direction keeps sacrebleu's signature. ``zst
 directions, then seeds); their per-sentence statistics, listed direction by direction with
 ``groups`` saying where each direction's sentences lie, feed the report's paired bootstrap,
 which resamples within each direction and averages the directions' BLEU as the metric does.
+
+Every metric comes with its copy-the-source floor (``floor_<metric>``,
+`mlrep.report.metrics.FLOOR`): each direction's source sentences scored as the hypothesis
+against the same references with the same protocol, with their statistics and groups under
+the floor's name, so the claims ledger can test sentence by sentence whether a system beats
+what copying its input scores (shared subwords and names make that floor non-zero).
 """
 
 from __future__ import annotations
@@ -18,28 +24,31 @@ from mlrep.evaluate import mt
 from mlrep.evaluate.bleurt import Bleurt
 from mlrep.io import read_lines
 from mlrep.nmt.data import Direction, NmtDataError, read_pair
+from mlrep.report.metrics import FLOOR
 
 
-def _hypotheses(hyp_dir: Path, text_dir: Path, d: Direction) -> tuple[list[str], list[str]]:
-    """A direction's hypotheses and test references, one each."""
+def _hypotheses(
+    hyp_dir: Path, text_dir: Path, d: Direction
+) -> tuple[list[str], list[str], list[str]]:
+    """A direction's hypotheses, test sources and test references, one each."""
     hyps = read_lines(hyp_dir / f"{d.name}.hyp", NmtDataError)
-    _, refs = read_pair(text_dir, "test", d)
+    sources, refs = read_pair(text_dir, "test", d)
     if len(hyps) != len(refs):
         raise NmtDataError(
             f"{hyp_dir / (d.name + '.hyp')}: {len(hyps)} hypotheses for {len(refs)} "
             "references; decode again"
         )
-    return hyps, refs
+    return hyps, sources, refs
 
 
-def score(hyp_dir: Path, text_dir: Path, wanted: Sequence[Direction]) -> dict:
-    """BLEU of ``<dir>.hyp`` files against the test references of each direction."""
+def _bleu(hypotheses: dict[Direction, list[str]], references: dict[Direction, list[str]]) -> dict:
+    """Corpus BLEU per direction, the zero-shot / supervised means, and their per-sentence
+    statistics and groups."""
     per_direction: dict[str, dict] = {}
     stats: dict[str, list[list[float]]] = {"zst_bleu": [], "sup_bleu": []}
     groups: dict[str, list[tuple[str, int]]] = {"zst_bleu": [], "sup_bleu": []}
-    for d in wanted:
-        hyps, refs = _hypotheses(hyp_dir, text_dir, d)
-        result = mt.score(mt.Protocol("sacrebleu"), hyps, refs, d.tgt)
+    for d, hyps in hypotheses.items():
+        result = mt.score(mt.Protocol("sacrebleu"), hyps, references[d], d.tgt)
         per_direction[d.name] = {
             "bleu": result.score,
             "signature": result.signature,
@@ -55,6 +64,18 @@ def score(hyp_dir: Path, text_dir: Path, wanted: Sequence[Direction]) -> dict:
         "bleu_stats": {k: v for k, v in stats.items() if v},
         "groups": {k: v for k, v in groups.items() if v},
     }
+
+
+def score(hyp_dir: Path, text_dir: Path, wanted: Sequence[Direction]) -> dict:
+    """BLEU of ``<dir>.hyp`` files against the test references of each direction, and each
+    metric's copy-the-source floor (``floor_<metric>``, module docstring)."""
+    read = {d: _hypotheses(hyp_dir, text_dir, d) for d in wanted}
+    references = {d: refs for d, (_, _, refs) in read.items()}
+    result = _bleu({d: hyps for d, (hyps, _, _) in read.items()}, references)
+    floor = _bleu({d: sources for d, (_, sources, _) in read.items()}, references)
+    for key in ("metrics", "bleu_stats", "groups"):
+        result[key] |= {FLOOR + name: v for name, v in floor[key].items()}
+    return result
 
 
 def _metrics(per_direction: dict[str, dict], name: str) -> dict[str, float]:
@@ -73,7 +94,7 @@ def bleurt(
     """BLEURT ×100 (the thesis's Table E.9 scale) per direction, and its averages."""
     per_direction: dict[str, dict] = {}
     for d in wanted:
-        hyps, refs = _hypotheses(hyp_dir, text_dir, d)
+        hyps, _, refs = _hypotheses(hyp_dir, text_dir, d)
         values = scorer.score(refs, hyps, batch_size)
         per_direction[d.name] = {
             "bleurt": 100 * sum(values) / len(values),

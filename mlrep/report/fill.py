@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import statistics
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ from mlrep.cliutil import positive_int
 from mlrep.report.metrics import Results
 from mlrep.report.reference import PublishedTable, decimals, number
 from mlrep.report.stats import SentenceSet, corpus_bleu, p_exceeds, paired_differences
-from mlrep.report.tables import AVERAGE, CellKey, TableDef
+from mlrep.report.tables import AVERAGE, FLOOR_ROW, CellKey, TableDef
 
 NOT_RUN = "not run"
 PUBLISHED_ONLY = "published only"
@@ -281,7 +281,7 @@ def _bold(filled: FilledTable) -> None:
         column_cells = [
             row[column_index]
             for key, row in zip(filled.row_keys, filled.cells, strict=True)
-            if key not in definition.bold_exclude
+            if key not in definition.bold_exclude and key not in definition.reference_rows
         ]
         pick = min if column in definition.lower_is_better else max
         for side in ("measured", "published"):
@@ -306,7 +306,7 @@ def _significance(filled: FilledTable, bootstrap: Bootstrap) -> None:
         return
     baseline = filled.cells[filled.row_keys.index(str(spec["baseline"]))]
     for key, row in zip(filled.row_keys, filled.cells, strict=True):
-        if key == str(spec["baseline"]):
+        if key == str(spec["baseline"]) or key in filled.definition.reference_rows:
             continue
         for cell, base in zip(row, baseline, strict=True):
             seeds = sorted(set(cell.bleu_stats) & set(base.bleu_stats))
@@ -319,6 +319,18 @@ def _significance(filled: FilledTable, bootstrap: Bootstrap) -> None:
                 continue
 
 
+def _floor_row(filled: FilledTable, floor: FilledTable) -> None:
+    """The floor row: per measured column, the mean over rows of their cells' floors (the
+    same test sets give every row one floor: chance, or the copied sources' BLEU)."""
+    cells = filled.cells[filled.row_keys.index(FLOOR_ROW)]
+    for index, column in enumerate(filled.value_columns):
+        if column in filled.definition.aggregates or column in filled.definition.deltas:
+            continue
+        values = [row[index].measured for row in floor.cells if row[index].measured is not None]
+        if values:
+            cells[index].measured = statistics.fmean(values)
+
+
 def fill(
     definition: TableDef,
     published: PublishedTable,
@@ -328,32 +340,43 @@ def fill(
 ) -> FilledTable:
     """The table with measured cells, recomputed aggregates, bold and significance marks, and
     (`floors`) its `FilledTable.floor`: the same cells, aggregates and deltas over each
-    metric's floor, where the claims ledger finds what a side must beat."""
+    metric's floor, where the claims ledger finds what a side must beat. The definition's
+    reference rows (a training-free baseline, the floor row) follow the published rows."""
     header = published.header
     columns = header[definition.labels :]
+    blank = [""] * (definition.labels - 1 + len(columns))
+    extended = replace(
+        published,
+        rows=[*published.rows, *([label, *blank] for label in definition.reference_rows.values())],
+    )
     filled = FilledTable(
         definition=definition,
-        published=published,
+        published=extended,
         scale=results.scale,
-        row_keys=definition.row_keys(header, published.rows),
-        cells=[[Cell(published=v) for v in row[definition.labels :]] for row in published.rows],
+        row_keys=[*definition.row_keys(header, published.rows), *definition.reference_rows],
+        cells=[[Cell(published=v) for v in row[definition.labels :]] for row in extended.rows],
     )
     if definition.descriptive:
         return filled
-    for row, key, cells in zip(published.rows, filled.row_keys, filled.cells, strict=True):
+    if floors:
+        filled.floor = fill(definition, published, results.floors(), bootstrap, floors=False)
+    for row, key, cells in zip(extended.rows, filled.row_keys, filled.cells, strict=True):
         for column, cell in zip(columns, cells, strict=True):
             if definition.cited(key):  # quoted: no run of any chapter stands for it
                 cell.cited = definition.cited(key)
+            elif key == FLOOR_ROW and definition.floor_row:
+                continue
             elif definition.published_only_in(key, column):
                 cell.published_only = True
             elif column not in definition.aggregates and column not in definition.deltas:
                 keys = definition.cell_key(header, row, key, column)
                 filled.runs_used |= _measure(keys, results, definition.chapter_of(key), cell)
+    if filled.floor is not None and definition.floor_row:
+        _floor_row(filled, filled.floor)
     _aggregate_rows(filled)
     _aggregate_columns(filled)
     _deltas(filled, results)
     if floors:
         _bold(filled)
         _significance(filled, bootstrap)
-        filled.floor = fill(definition, published, results.floors(), bootstrap, floors=False)
     return filled

@@ -228,6 +228,47 @@ def read(path: Path) -> SeedResult:
     )
 
 
+@dataclass
+class Scores:
+    """Mean-type metrics of one run as the contract stores them: each value with its floor
+    (``floor_<name>``) and, where known, its per-sentence scores (the floor's too), so an
+    evaluation names a retrieval P@1, its chance level and each query's hit in one place."""
+
+    metrics: dict[str, float] = field(default_factory=dict)
+    sentence_scores: dict[str, list[float]] = field(default_factory=dict)
+    groups: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+
+    def add(self, name: str, value: float, floor: float, hits: list[int] | None = None) -> None:
+        """`value` (percent) with its `floor`; `hits` (1 or 0 per test item, whose mean ×100
+        is `value`) become its sentence scores, and the floor's are `floor` for every item."""
+        self.metrics[name], self.metrics[FLOOR + name] = value, floor
+        if hits is not None:
+            self.sentence_scores[name] = [100.0 * h for h in hits]
+            self.sentence_scores[FLOOR + name] = [floor] * len(hits)
+
+    def mean(self, name: str, parts: list[str]) -> None:
+        """`name` as the unweighted mean of metrics `parts` (each a group of its sentence
+        scores, where all have them), and its floor as the mean of theirs."""
+        for prefix in ("", FLOOR):
+            values = [self.metrics[prefix + part] for part in parts]
+            self.metrics[prefix + name] = math.fsum(values) / len(values)
+            scores = [self.sentence_scores.get(prefix + part) for part in parts]
+            if all(s is not None for s in scores):
+                self.sentence_scores[prefix + name] = [x for s in scores for x in s or []]
+                self.groups[prefix + name] = [
+                    (part, len(s or [])) for part, s in zip(parts, scores, strict=True)
+                ]
+
+    def update(self, other: Scores | Mapping[str, float]) -> None:
+        """Add another evaluation's scores (or plain metrics without sentence data)."""
+        if isinstance(other, Scores):
+            self.metrics |= other.metrics
+            self.sentence_scores |= other.sentence_scores
+            self.groups |= other.groups
+        else:
+            self.metrics |= other
+
+
 def write(
     path: Path,
     chapter: str,

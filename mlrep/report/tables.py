@@ -24,6 +24,15 @@ definition; every key is optional, so a table listed with ``{}`` gets the defaul
       rows:                     # row key -> what differs for that row
         laser-12: {cited: {source: Artetxe and Schwenk (2019)}}   # quoted, never run
         ems: {chapter: ch2_ems, cells: {BUCC de: "{row}:bucc_de"}, published_only: [d]}
+      baseline_rows: {char-tfidf: "char n-gram TF-IDF (training-free)"}   # run -> label
+      floor_row: "chance, 1/candidates (floor)"   # a row of each column's floor
+
+``baseline_rows`` and ``floor_row`` add rows the published table does not have, below its own:
+a training-free baseline (a run, filled by the same templates with ``{row}`` = its key) and the
+floor of every column (the mean over rows of the cells' ``floor_<metric>``, chance for
+retrieval, copy-the-source for BLEU). They read against a blank published value, are never
+bolded or tested for significance, and say in their label that they are references, not
+systems; their keys are the run and `FLOOR_ROW`.
 
 Placeholders in templates are label columns (``{Layer Norm}``) and ``{row}``; each value is
 slugged (lower case, runs of other characters → ``-``). Measured values are the mean over the
@@ -73,8 +82,11 @@ _KEYS = {
     "aliases",
     "vars",
     "rows",
+    "baseline_rows",
+    "floor_row",
 }
 _ROW_KEYS = {"cited", "chapter", "cells", "published_only"}
+FLOOR_ROW = "floor"  # the key of a table's floor row
 
 
 class TableDefinitionError(MlrepError):
@@ -125,6 +137,8 @@ class TableDef:
     aliases: dict[str, str] = field(default_factory=dict)
     variables: dict[str, str] = field(default_factory=dict)
     rows: dict[str, RowDef] = field(default_factory=dict)
+    baseline_rows: dict[str, str] = field(default_factory=dict)  # run key -> label
+    floor_row: str = ""  # the floor row's label ("": none)
 
     def cited(self, row_key: str) -> str | None:
         """The source a row is quoted from, None for a row that is measured."""
@@ -139,6 +153,12 @@ class TableDef:
         """Whether no run measures this cell: a published-only column of the table or row."""
         row = self.rows.get(row_key)
         return column in self.published_only or bool(row and column in row.published_only)
+
+    @property
+    def reference_rows(self) -> dict[str, str]:
+        """The rows added below the published ones, key -> label: baselines, then the floor."""
+        floor = {FLOOR_ROW: self.floor_row} if self.floor_row else {}
+        return {**self.baseline_rows, **floor}
 
     def _names(self, header: list[str]) -> list[str]:
         return [*header[: self.labels], *self.variables]
@@ -267,7 +287,11 @@ def build(table_id: str, chapter: str, spec: dict[str, Any], table: PublishedTab
         descriptive=bool(spec.get("descriptive", False)),
         aliases={str(k): str(v) for k, v in (spec.get("aliases") or {}).items()},
         variables={str(k): str(v) for k, v in (spec.get("vars") or {}).items()},
+        baseline_rows={str(k): str(v) for k, v in (spec.get("baseline_rows") or {}).items()},
+        floor_row=str(spec.get("floor_row") or ""),
     )
+    if FLOOR_ROW in definition.baseline_rows:
+        raise TableDefinitionError(f"{table_id}: {FLOOR_ROW!r} is the floor row's key")
     keys = definition.row_keys(header, table.rows)  # every template placeholder exists
     definition.rows = _rows(definition, header[labels:], keys, spec.get("rows") or {})
     for row, key in zip(table.rows, keys, strict=True):

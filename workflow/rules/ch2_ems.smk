@@ -3,7 +3,8 @@
 `snakemake ch2_ems` prepares the chapter's pairs, trains each run of `ch2_ems.runs` and each
 grid point (`grid/<key>-<value>`) per seed, evaluates the runs on Tatoeba, the held-out pairs
 and the benchmarks of `ch2_ems.benchmarks` (grid points on their validation loss), scores the
-pretrained baselines of `ch2_ems.baseline_runs` with the same protocols, and rebuilds the report.
+pretrained baselines of `ch2_ems.baseline_runs` and the training-free char n-gram TF-IDF
+baseline (`char-tfidf`) with the same protocols, and rebuilds the report.
 """
 
 import json
@@ -23,6 +24,7 @@ EMS_GRID_MODEL = str(
     PATHS.model(EMS_CHAPTER, f"{ems_runs.GRID_PREFIX}{{point}}", "{seed}")
 )
 EMS_BASELINE = str(PATHS.run(EMS_CHAPTER, "{run}", ems_runs.BASELINE_SEED))
+EMS_TFIDF = str(PATHS.run(EMS_CHAPTER, ems_runs.TFIDF_RUN, ems_runs.BASELINE_SEED))
 EMS_CHECKPOINT = str(PATHS.resources.joinpath("models", EMS_CHAPTER, "{name}"))
 EMS_NAMES = "|".join(re.escape(run) for run in ems_runs.run_names(EMS))
 EMS_POINTS = "|".join(re.escape(point) for point in ems_runs.grid_points(EMS))
@@ -58,6 +60,7 @@ CHAPTER_TARGETS[EMS_CHAPTER] = [
             for p in ems_runs.grid_points(EMS)
         ),
         *(EMS_BASELINE.format(run=run) for run in EMS_BASELINES),
+        EMS_TFIDF,
     ]
 ]
 
@@ -212,6 +215,31 @@ rule ch2_baseline:
         "mlrep ch2 baseline --run {wildcards.run} --checkpoint {input.checkpoint} "
         "{params.spec} --tatoeba {input.tatoeba} --settings {params.settings} "
         "--data-root {params.data_root} --out {output} --threads {threads} "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch2_tfidf:
+    """The training-free baseline: char n-gram TF-IDF retrieval with the same protocols."""
+    input:
+        unpack(lambda wildcards: EMS_SCORING),
+    output:
+        os.path.join(EMS_TFIDF, "metrics.json"),
+    log:
+        log_path(EMS_CHAPTER, ems_runs.TFIDF_RUN, "evaluate"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+    params:
+        code=code_version("ch2 tfidf"),
+        flags=flags_from(EMS["evaluate"]),
+        settings=lambda wildcards: EMS_SETTINGS,  # holds "{group}": no wildcard
+        data_root=PATHS.results.joinpath("data"),
+        scale=CFG["scale"],
+    shell:
+        "mlrep ch2 tfidf --tatoeba {input.tatoeba} --settings {params.settings} "
+        "--data-root {params.data_root} --out {output} "
         "--scale {params.scale} {params.flags} > {log} 2>&1"
 
 

@@ -285,7 +285,8 @@ rule ch8_svcca:
 
 
 rule ch8_score:
-    """sacreBLEU per direction (zh tokenizer for Chinese targets) and per-sentence statistics."""
+    """sacreBLEU per direction (zh tokenizer for Chinese targets) and per-sentence statistics,
+    with each metric's copy-the-source floor."""
     input:
         data=CH8_DATA,
         hyp=CH8_HYP,
@@ -343,6 +344,8 @@ rule ch8_metrics:
         ),
         scores=CH8_SCORES,
         hyp=CH8_HYP,
+        # the test sources, for the off-target rate's copy-the-source floor
+        data=CH8_DATA,
     output:
         CH8_METRICS,
     log:
@@ -365,6 +368,7 @@ rule ch8_metrics:
         scale=CFG["scale"],
     shell:
         "mlrep nmt metrics --section ch8_layernorm --scores {input.scores} --hyp {input.hyp} "
+        "--data {input.data} "
         "--run {wildcards.dataset}/{wildcards.run} --seed {wildcards.seed} "
         "--out {output} --scale {params.scale} {params.analyses} {params.flags} > {log} 2>&1"
 

@@ -25,7 +25,7 @@ from mlrep.embed.baselines import LOADERS
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
-from mlrep.report.metrics import write
+from mlrep.report.metrics import FLOOR, Scores, write
 
 
 class MissingInputError(MlrepError):
@@ -134,11 +134,13 @@ def _score(
     args: argparse.Namespace,
     encode,
     evaluation: embed_settings.EvaluateSettings,
-    metrics: dict[str, float],
+    metrics: Scores,
+    only: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
-    """Tatoeba and every benchmark with a dataset, added to `metrics`; the protocol details
-    (pairs shared, thresholds, mined pairs outside the gold: Table 2.8) go to
-    ``benchmarks.json`` beside the metrics. Returns what was read, for the frozen config."""
+    """Tatoeba and every benchmark with a dataset (of `only`, if given), added to `metrics`
+    with their floors; the protocol details (pairs shared, thresholds, mined pairs outside
+    the gold: Table 2.8) go to ``benchmarks.json`` beside the metrics. Returns what was read,
+    for the frozen config."""
     from mlrep.embed import benchmarks, evaluate
 
     if args.tatoeba is not None:
@@ -151,6 +153,7 @@ def _score(
     folders = {
         name: _require(data_root / key, f"snakemake {data_root / key}")
         for name, key in runs.benchmark_datasets(section).items()
+        if only is None or name in only
     }
     found, details = benchmarks.run(encode, folders, section, settings["evaluate"])
     metrics.update(found)
@@ -159,12 +162,29 @@ def _score(
     return {"tatoeba": str(args.tatoeba), "benchmarks": section, "evaluate": settings["evaluate"]}
 
 
-def _write_metrics(args: argparse.Namespace, run: str, seed: int, metrics: dict, **extra) -> str:
+def _write_metrics(
+    args: argparse.Namespace, run: str, seed: int, scores: Scores, **extra: Any
+) -> str:
     scale = _scale(args)
-    write(args.out, runs.SECTION, run, seed, scale, metrics, **extra)
+    write(
+        args.out,
+        runs.SECTION,
+        run,
+        seed,
+        scale,
+        scores.metrics,
+        sentence_scores=scores.sentence_scores,
+        groups=scores.groups,
+        **extra,
+    )
     per_item = ("tatoeba_", "heldout_", "flores_", "bucc_", "paracrawl_", "mldoc_", "amazon_")
-    print(json.dumps({k: round(v, 2) for k, v in metrics.items() if not k.startswith(per_item)}))
+    shown = {k: v for k, v in scores.metrics.items() if not k.startswith((*per_item, FLOOR))}
+    print(json.dumps({k: round(v, 2) for k, v in shown.items()}))
     return scale
+
+
+def _evaluation(args: argparse.Namespace) -> embed_settings.EvaluateSettings:
+    return settings_from(args, embed_settings.EvaluateSettings, (f"{runs.SECTION}.evaluate",))[1]
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -174,22 +194,24 @@ def _evaluate(args: argparse.Namespace) -> int:
     from mlrep.embed.data import PairArrays, Tokenizer
 
     torch.set_num_threads(args.threads)
-    _, evaluation = settings_from(
-        args, embed_settings.EvaluateSettings, (f"{runs.SECTION}.evaluate",)
-    )
+    evaluation = _evaluation(args)
     batch_size = evaluation.encode_batch_size
     model = train.load_model(_require(args.model, "mlrep ch2 train")).to(visible().device)
     info = json.loads(_require(args.data / "languages.json", "mlrep ch2 prepare").read_text())
     summary = json.loads((args.model.parent / train.SUMMARY_FILE).read_text())
-    metrics: dict[str, float] = {"final_loss": summary["final_loss"]}
+    metrics = Scores({"final_loss": summary["final_loss"]})
     for key in ("valid_loss", "sec_per_1k_steps"):
         if summary.get(key) is not None:
-            metrics[key] = summary[key]
+            metrics.metrics[key] = summary[key]
     # Table 2.3: languages and parallel pairs trained on, encoder parameters (inference)
-    metrics["parameters"] = summary["parameters"]["encoder"]
-    metrics["parameters_m"] = summary["parameters"]["encoder"] / 1e6
-    metrics["languages"] = len(info["languages"])
-    metrics["parallel_pairs"] = sum(info["pairs"]["train"].values())
+    metrics.update(
+        {
+            "parameters": summary["parameters"]["encoder"],
+            "parameters_m": summary["parameters"]["encoder"] / 1e6,
+            "languages": len(info["languages"]),
+            "parallel_pairs": sum(info["pairs"]["train"].values()),
+        }
+    )
     test_path = args.data / "test.npz"
     if test_path.exists():
         test = PairArrays.load(test_path)
@@ -212,9 +234,7 @@ def _baseline(args: argparse.Namespace) -> int:
     from mlrep.embed import baselines
 
     torch.set_num_threads(args.threads)
-    _, evaluation = settings_from(
-        args, embed_settings.EvaluateSettings, (f"{runs.SECTION}.evaluate",)
-    )
+    evaluation = _evaluation(args)
     folder = _require(args.checkpoint, f"mlrep ch2 fetch --name {runs.baseline_name(args.run)}")
     stand_in = args.run.endswith(runs.STAND_IN_SUFFIX)
     fetched_path = folder / baselines.FETCHED
@@ -227,10 +247,7 @@ def _baseline(args: argparse.Namespace) -> int:
     encoder = baselines.load(
         args.loader, folder, evaluation.encode_batch_size, visible().device, args.threads
     )
-    metrics: dict[str, float] = {
-        "parameters": encoder.parameters,
-        "parameters_m": encoder.parameters / 1e6,
-    }
+    metrics = Scores({"parameters": encoder.parameters, "parameters_m": encoder.parameters / 1e6})
     scored = _score(args, encoder.encode, evaluation, metrics)
     checkpoint = {
         "folder": str(folder),
@@ -243,6 +260,24 @@ def _baseline(args: argparse.Namespace) -> int:
     evaluated = {"evaluate": asdict(evaluation), **scored}
     section = {"baseline": {"loader": args.loader, **checkpoint}, **evaluated}
     record(args.out.parent, "ch2 baseline", {"scale": scale, runs.SECTION: section})
+    return 0
+
+
+def _tfidf(args: argparse.Namespace) -> int:
+    """The training-free baseline row: character n-gram TF-IDF retrieval, fitted on each test
+    set, through the retrieval protocols the EMS runs go through (classification needs a
+    fixed encoder, so it is not scored)."""
+    from mlrep.embed.benchmarks import RETRIEVAL
+    from mlrep.evaluate.tfidf import CharTfidf
+
+    evaluation = _evaluation(args)
+    spec = _settings(args)[0]["evaluate"]["tfidf"]
+    encode = CharTfidf(spec["ngram_min"], spec["ngram_max"])
+    metrics = Scores()
+    scored = _score(args, encode, evaluation, metrics, RETRIEVAL)
+    scale = _write_metrics(args, runs.TFIDF_RUN, runs.BASELINE_SEED, metrics, retriever=spec)
+    section = {"tfidf": spec, "evaluate": asdict(evaluation), **scored}
+    record(args.out.parent, "ch2 tfidf", {"scale": scale, runs.SECTION: section})
     return 0
 
 
@@ -323,6 +358,14 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     add_options(baseline, embed_settings.EvaluateSettings)
     baseline.add_argument("--threads", type=positive_int, default=1)
     baseline.set_defaults(func=_baseline)
+
+    tfidf = sub.add_parser(
+        "tfidf", parents=[common], help="metrics.json of the char n-gram TF-IDF baseline"
+    )
+    _benchmark_options(tfidf)
+    tfidf.add_argument("--out", type=Path, required=True, help="metrics.json to write")
+    add_options(tfidf, embed_settings.EvaluateSettings)
+    tfidf.set_defaults(func=_tfidf)
 
     fetch = sub.add_parser("fetch", parents=[common], help="download a baseline from its hub")
     fetch.add_argument("--name", required=True, help="a ch2_ems.baselines name")

@@ -19,6 +19,8 @@ SECTION = "ch2_ems"
 GRID_PREFIX = "grid/"
 STAND_IN_SUFFIX = "-stand-in"
 BASELINE_SEED = 0  # a pretrained baseline has no training seed; its one result is seed0
+# the training-free baseline (`mlrep.evaluate.tfidf`), scored like a pretrained one (seed0)
+TFIDF_RUN = "char-tfidf"
 
 
 class UnknownRunError(MlrepError):
