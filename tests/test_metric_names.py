@@ -5,6 +5,7 @@ here instead of showing as "not run" in the report."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -164,30 +165,13 @@ def test_chrf_stats_read_back_split_by_groups_and_are_checked(tmp_path):
     rows = [[float(i)] * 24 for i in range(3)]
     out = tmp_path / "ch8_layernorm" / "r" / "seed1" / "metrics.json"
     groups = {"zst_bleu": [("de-fr", 2), ("fr-de", 1)]}
-    write(out, "ch8_layernorm", "r", 1, "tiny", {"zst_bleu": 5.0}, chrf_stats={"zst_bleu": rows})
+    run = functools.partial(write, out, "ch8_layernorm", "r", 1, "tiny")
+    run({"zst_bleu": 5.0}, chrf_stats={"zst_bleu": rows})
     assert read(out).chrf_stats == {"zst_bleu": rows}
-    write(
-        out,
-        "ch8_layernorm",
-        "r",
-        1,
-        "tiny",
-        {"zst_bleu": 5.0},
-        chrf_stats={"zst_bleu": rows},
-        groups=groups,
-    )
+    run({"zst_bleu": 5.0}, chrf_stats={"zst_bleu": rows}, groups=groups)
     assert read(out).groups == groups
     with pytest.raises(MetricsFileError, match="groups hold 2 sentences"):
-        write(
-            out,
-            "ch8_layernorm",
-            "r",
-            1,
-            "tiny",
-            {"zst_bleu": 5.0},
-            chrf_stats={"zst_bleu": rows},
-            groups={"zst_bleu": [("de-fr", 2)]},
-        )
+        run({"zst_bleu": 5.0}, chrf_stats={"zst_bleu": rows}, groups={"zst_bleu": [("de-fr", 2)]})
     with pytest.raises(MetricsFileError, match=r"chrf_stats\.zst_bleu must be a list of 24-number"):
         write(out, "ch8_layernorm", "r", 1, "tiny", {}, chrf_stats={"zst_bleu": [[1.0] * 10]})
     with pytest.raises(MetricNameError):
