@@ -125,3 +125,10 @@ def test_bleurt_is_100_times_the_mean_sentence_score_per_direction(folders):
         statistics.fmean(expected[n] for n in SUPERVISED)
     )
     assert len(result["metrics"]) == 8
+
+
+def test_a_direction_not_decoded_is_named_as_a_data_error(folders):
+    hyp, text = folders
+    (hyp / "zh-de.hyp").unlink()
+    with pytest.raises(NmtDataError, match=r"zh-de\.hyp: file not found"):
+        score(hyp, text, directions(LANGUAGES))
