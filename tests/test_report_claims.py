@@ -148,11 +148,11 @@ def test_chrf_cells_are_bootstrapped_from_their_chrf_stats(tmp_path):
             [CellKey(run, ("zst_bleu",))], collect(tmp_path, "tiny"), "ch8_layernorm", cell
         )
         assert sorted(cell.chrf_stats) == [1, 2]
-        sides.append([cell])
+        sides.append(claims._Side([cell]))
     higher = claims._Hypothesis(within=False, margin=0.0)
     p, described, seeds = claims._compare(*sides, "paired_bootstrap", higher, (300, 1))
     assert described.startswith("paired bootstrap over") and seeds == [1, 2] and p < 0.01
-    sides[0][0].seeds[1] += 1.0  # statistics that no longer give the printed chrF++
+    sides[0].cells[0].seeds[1] += 1.0  # statistics that no longer give the printed chrF++
     _, described, _ = claims._compare(*sides, "paired_bootstrap", higher, (300, 1))
     assert described == "sign test over 2 seeds (chrf_stats do not reproduce the printed values)"
 
