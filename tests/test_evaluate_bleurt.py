@@ -132,16 +132,16 @@ def test_nmt_bleurt_scores_each_direction_and_reaches_metrics_json(tmp_path, sco
     out = tmp_path / "seed1/metrics.json"
     metrics = ["nmt", "metrics", "--scale", "full", "--section", "ch8_layernorm"]
     metrics += ["--scores", str(tmp_path / "scores.json")]
-    metrics += ["--hyp", str(hyp), "--run", "opus/pivot", "--seed", "1", "--out", str(out)]
+    metrics += ["--data", str(data), "--hyp", str(hyp), "--run", "opus/pivot", "--seed", "1"]
+    metrics += ["--out", str(out)]
     assert cli.main([*metrics, "--bleurt", str(tmp_path / "bleurt.json")]) == 0
     written = json.loads(out.read_text())
     doc = written["metrics"]
     assert doc["zst_bleurt"] == result["metrics"]["zst_bleurt"] and "zst_bleu" in doc
     # each mean's sentences, direction by direction, for the claims ledger's bootstrap
-    assert written["groups"] == {
-        "sup_bleu": [["en-de", 2]],
-        "zst_bleu": [["de-fr", 2]],
-        "zst_off_target": [["de-fr", 2]],
-    }
+    groups = {"sup_bleu": [["en-de", 2]], "zst_bleu": [["de-fr", 2]]}
+    groups["zst_off_target"] = [["de-fr", 2]]
+    # the copy-the-source floors' sentences lie where the system's do
+    assert written["groups"] == {**groups, **{f"floor_{k}": v for k, v in groups.items()}}
     empty = ["--checkpoint", "", "--batch-size", "3"]
     assert cli.main([*args, *empty]) == 2  # "" means BLEURT is not run at this scale
