@@ -105,7 +105,6 @@ class TinyProject:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._built: dict[str, Path] = {}
         self.ran: dict[str, dict[str, int]] = {}
         self.seconds: dict[str, float] = {}
 
@@ -115,14 +114,17 @@ class TinyProject:
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-4000:]
         return result.stdout + result.stderr
 
+    def build(self, name: str, target: str) -> None:
+        """Build `target` once, recording under `name` the jobs it ran and how long it took."""
+        if name not in self.ran:
+            start = time.monotonic()
+            self.ran[name] = jobs_run(self.snakemake("--cores", "2", "--", target))
+            self.seconds[name] = time.monotonic() - start
+
     def chapter(self, chapter: str) -> Path:
         """`results/<chapter>` after the chapter's target (its runs and the report) is built."""
-        if chapter not in self._built:
-            start = time.monotonic()
-            self.ran[chapter] = jobs_run(self.snakemake("--cores", "2", "--", chapter))
-            self.seconds[chapter] = time.monotonic() - start
-            self._built[chapter] = self.root / "results" / chapter
-        return self._built[chapter]
+        self.build(chapter, chapter)
+        return self.root / "results" / chapter
 
     def copy(self, dest: Path) -> Path:
         """A copy of the project with what is built so far, Snakemake's records included, so
@@ -166,11 +168,7 @@ def _new_project(root: Path) -> TinyProject:
         },
     )
     project = TinyProject(root)
-    start = time.monotonic()
-    project.ran["corpus"] = jobs_run(
-        project.snakemake("--cores", "2", "--", "results/data/tiny_corpus")
-    )
-    project.seconds["corpus"] = time.monotonic() - start
+    project.build("corpus", "results/data/tiny_corpus")
     return project
 
 
