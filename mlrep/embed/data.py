@@ -23,6 +23,7 @@ from mlrep.errors import MlrepError
 from mlrep.io import atomic_file, atomic_write_text, read_lines
 
 SPLITS = ("train", "valid", "test")
+SIDES = ("src", "tgt")  # English, then the other language: the rows of `PairArrays`
 ENGLISH = ("en", "eng")
 _FILE = re.compile(r"^(?P<split>[a-z]+)\.(?P<a>[^.]+)-(?P<b>[^.]+)\.(?P<lang>[^.]+)$")
 
@@ -152,6 +153,12 @@ class PairArrays:
         )
 
 
+def text_path(folder: Path, split: str, side: str) -> Path:
+    """The raw sentences of one side of a prepared split, one per row of its `PairArrays`
+    (what a teacher encodes: it has its own tokenizer)."""
+    return folder / f"{split}.{side}.txt"
+
+
 def _pad(tokens: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> torch.Tensor:
     lengths = offsets[rows + 1] - offsets[rows]
     out = np.full((len(rows), int(lengths.max())), PAD, dtype=np.int64)
@@ -197,6 +204,9 @@ def prepare(sources: list[Path], out: Path, settings: PrepareSettings) -> dict:
             [languages.index(lang) for lang, _ in rows],
         )
         arrays.save(out / f"{split}.npz")
+        for index, side in enumerate(SIDES):
+            text = "".join(pair[index] + "\n" for _, pair in rows)
+            atomic_write_text(text_path(out, split, side), text)
         counts[split] = {lang: len(text[split].get(lang, [])) for lang in languages[1:]}
     info = {
         "languages": languages,

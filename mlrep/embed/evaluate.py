@@ -18,14 +18,14 @@ import numpy as np
 import torch
 
 from mlrep.embed.data import PairArrays, Tokenizer, pad_ids
-from mlrep.embed.model import EmsModel
 from mlrep.evaluate import protocols, retrieval
 from mlrep.report.metrics import Scores
 
 Encode = Callable[[list[str]], np.ndarray]
+Embedder = torch.nn.Module  # a model with ``embed(tokens) -> (batch, dim)``
 
 
-def encoder(model: EmsModel, tokenizer: Tokenizer, batch_size: int) -> Encode:
+def encoder(model: Embedder, tokenizer: Tokenizer, batch_size: int) -> Encode:
     """``encode(sentences) -> float32 array``, batched by length so padding stays small."""
 
     def encode(sentences: list[str]) -> np.ndarray:
@@ -34,15 +34,19 @@ def encoder(model: EmsModel, tokenizer: Tokenizer, batch_size: int) -> Encode:
     return encode
 
 
-def embed_ids(model: EmsModel, ids: list[list[int]], batch_size: int) -> np.ndarray:
+def embed_ids(model: Embedder, ids: list[list[int]], batch_size: int) -> np.ndarray:
+    """Sentence vectors of tokenised sentences by any model with ``embed(tokens)`` (EMS, a
+    LEALLA student), dropout off, in length-sorted batches, rows in input order."""
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-    out = np.zeros((len(ids), model.config.dim), dtype=np.float32)
+    device = next(model.parameters()).device
+    parts = []
     model.eval()
     with torch.no_grad():
         for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
-            tokens = pad_ids([ids[i] for i in chunk]).to(model.encoder.tokens.weight.device)
-            out[chunk] = model.embed(tokens).cpu().numpy()
+            tokens = pad_ids([ids[i] for i in order[start : start + batch_size]]).to(device)
+            parts.append(model.embed(tokens).cpu().numpy())
+    out = np.empty((len(ids), parts[0].shape[1]), dtype=np.float32)
+    out[order] = np.concatenate(parts)
     return out
 
 
@@ -56,7 +60,7 @@ def tatoeba(encode: Encode, folder: Path, limit: int = 0) -> Scores:
     return scores
 
 
-def heldout(model: EmsModel, data: PairArrays, languages: list[str], batch_size: int) -> Scores:
+def heldout(model: Embedder, data: PairArrays, languages: list[str], batch_size: int) -> Scores:
     """P@1 of the embedded corpus's test pairs (both directions, cosine), per language and
     averaged, with chance and hits."""
     scores = Scores()

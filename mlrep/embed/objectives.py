@@ -49,3 +49,31 @@ def margin_softmax(
     return F.cross_entropy(logits, gold, reduction="sum") + F.cross_entropy(
         logits.T, gold, reduction="sum"
     )
+
+
+def ams(a: torch.Tensor, b: torch.Tensor, temperature: float, margin: float) -> torch.Tensor:
+    """LaBSE's bidirectional AMS, L_ams = (1/N) Σ_i [L(x_i, y_i) + L(y_i, x_i)] (LEALLA Eq. 3.2):
+    the margin softmax above as a batch mean."""
+    return margin_softmax(a, b, temperature, margin) / len(a)
+
+
+def feature_distillation(teacher: torch.Tensor, student: torch.Tensor) -> torch.Tensor:
+    """(1/N) Σ_i ‖t_i − s_i‖²₂ for one side of the pairs (Eq. 3.3 sums the two sides): the
+    student's projected vectors `student` regress the teacher's `teacher` row by row."""
+    return (teacher - student).pow(2).sum(dim=-1).mean()
+
+
+def cosine_matrix(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """φ(a_i, b_j) for every pair of rows: the N×N in-batch similarities."""
+    return F.normalize(a, dim=-1) @ F.normalize(b, dim=-1).T
+
+
+def logit_distillation(
+    teacher: tuple[torch.Tensor, torch.Tensor],
+    student: tuple[torch.Tensor, torch.Tensor],
+    temperature: float,
+) -> torch.Tensor:
+    """(1/N²) Σ_ij ((φ(x_i^t, y_j^t) − φ(x_i^s, y_j^s)) / T)² (Eq. 3.4): the student copies the
+    teacher's whole in-batch similarity matrix, negatives included, by squared error (not KL),
+    so it can do so at its own width."""
+    return ((cosine_matrix(*teacher) - cosine_matrix(*student)) / temperature).pow(2).mean()

@@ -107,3 +107,75 @@ class EvaluateSettings:
 
     encode_batch_size: int = field(metadata=_positive("sentences per encoding batch"))
     tatoeba_pairs: int = field(metadata={"help": "pairs per Tatoeba language (0: all)"})
+
+
+Pooling = Literal["cls", "mean"]
+POOLING = typing.get_args(Pooling)
+# the loss of a distilled student: one name per row of the thesis's ablation tables
+Loss = Literal["ams", "fd", "ld", "ams+fd", "ams+ld", "ams+fd+ld", "ams+df", "ams+syn"]
+LOSSES = typing.get_args(Loss)
+
+
+@dataclass(frozen=True)
+class StudentConfig:
+    """A BERT-style student encoder (LEALLA's shapes: fewer layers, thin-deep, MobileBERT-like
+    with ``ffn_dim == dim``); its embedding width is ``dim``. `STUDENT_FROM_DATA` are the
+    prepared data's, not settings."""
+
+    vocab_size: int
+    max_tokens: int
+    layers: int = field(default=24, metadata=_positive("encoder layers"))
+    heads: int = field(default=8, metadata=_positive("attention heads"))
+    dim: int = field(default=128, metadata=_positive("model dimension"))
+    ffn_dim: int = field(default=512, metadata=_positive("feed-forward dimension"))
+    dropout: float = field(default=0.1, metadata={"help": "dropout probability"})
+    attention_dropout: float = field(default=0.1, metadata={"help": "attention dropout"})
+    pooling: Pooling = field(
+        default="cls", metadata={"help": "sentence vector: [CLS] pooler (LEALLA) or mean"}
+    )
+
+    def __post_init__(self) -> None:
+        if self.pooling not in POOLING:
+            raise EmsConfigError(f"pooling {self.pooling!r}: choose one of {POOLING}")
+        if self.dim % self.heads:
+            raise EmsConfigError(f"dim {self.dim} is not a multiple of heads {self.heads}")
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+STUDENT_FROM_DATA = ("vocab_size", "max_tokens")  # StudentConfig fields from languages.json
+
+
+@dataclass(frozen=True)
+class DistillConfig:
+    """The student's objective: α·AMS + β·(FD, DF or SYN) + γ·LD over the terms `loss` names
+    (a term it leaves out has weight 0). AMS reuses Chapter 2's `margin` and `temperature`
+    (scale = 1 / temperature). `teacher_dim` is the cached teacher embeddings' width."""
+
+    teacher_dim: int
+    loss: Loss = field(default="ams+fd+ld", metadata={"help": "terms of the loss"})
+    alpha: float = field(default=1.0, metadata={"help": "weight of AMS"})
+    beta: float = field(default=1e3, metadata={"help": "weight of FD (and of DF, SYN)"})
+    gamma: float = field(default=1e-2, metadata={"help": "weight of LD"})
+    ld_temperature: float = field(default=100.0, metadata={"help": "T of logit distillation"})
+    margin: float = field(default=0.3, metadata={"help": "additive margin of AMS"})
+    temperature: float = field(default=0.05, metadata={"help": "AMS temperature (1 / scale)"})
+
+    def __post_init__(self) -> None:
+        if self.loss not in LOSSES:
+            raise EmsConfigError(f"loss {self.loss!r}: choose one of {LOSSES}")
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        return tuple(self.loss.split("+"))
+
+
+@dataclass(frozen=True)
+class ReduceSettings:
+    """Dimension reduction of a frozen teacher: one dense layer per width of the ladder."""
+
+    dims: tuple[int, ...] = field(
+        default=(512, 384, 256, 192, 128, 64, 32),
+        metadata={"type": positive_int, "help": "target widths of the dense layer"},
+    )

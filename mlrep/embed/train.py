@@ -70,10 +70,10 @@ def _step_generator(seed: int, step: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed * 1_000_003 + step)
 
 
-def _resume_curve(path: Path, last_step: int) -> None:
+def resume_curve(path: Path, last_step: int, terms: tuple[str, ...] = TERMS) -> None:
     """Keep the curve's lines up to the checkpoint a resumed run starts from."""
     if not path.exists():
-        path.write_text("\t".join(("step", *TERMS)) + "\n", encoding="utf-8")
+        path.write_text("\t".join(("step", *terms)) + "\n", encoding="utf-8")
         return
     lines = path.read_text(encoding="utf-8").splitlines()
     kept = [lines[0], *(line for line in lines[1:] if int(line.split("\t")[0]) <= last_step)]
@@ -117,7 +117,7 @@ def run(
     schedule = Schedule(len(data), plan.effective, settings.seed)
     curve = out / CURVE_FILE
     out.mkdir(parents=True, exist_ok=True)
-    _resume_curve(curve, max(checkpoints.steps(), default=0))
+    resume_curve(curve, max(checkpoints.steps(), default=0))
     elapsed: list[float] = []
 
     def update(step: int) -> float:

@@ -1,0 +1,136 @@
+"""Dimension reduction of a frozen teacher (LEALLA §3.2.2, Fig. 3.1, Table A.2).
+
+One trainable dense layer D_t → d on top of the frozen teacher, trained with AMS, tells how
+small the embedding can be before parallel-sentence retrieval suffers. The teacher is frozen,
+so it reads the teacher's cached vectors (`mlrep.embed.teacher`): a ladder of widths trains
+in seconds each. The trained layer is also the fixed projection of the ``syn`` distillation
+loss (`mlrep.embed.distill`). Training follows the checkpoint contract, batches a function of
+(seed, step), like every trainer of the project.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from mlrep.embed import objectives
+from mlrep.embed.settings import EmsConfigError, TrainSettings
+from mlrep.embed.teacher import TeacherPairs
+from mlrep.embed.train import (
+    CURVE_FILE,
+    MODEL_FILE,
+    SUMMARY_FILE,
+    Schedule,
+    learning_rate,
+    resume_curve,
+    seed_everything,
+)
+from mlrep.evaluate import retrieval
+from mlrep.io import atomic_file, atomic_write_text
+from mlrep.report.metrics import Scores
+from mlrep.train.checkpoint import Checkpoints, train
+
+
+def check_ladder(dims: tuple[int, ...], teacher_dim: int) -> tuple[int, ...]:
+    """The widths of the ladder, each below the teacher's (a reduction, not an expansion)."""
+    wide = [d for d in dims if d >= teacher_dim]
+    if wide or not dims:
+        raise EmsConfigError(
+            f"dims {list(dims)}: give widths below the teacher's {teacher_dim} ({wide} are not)"
+        )
+    return tuple(dims)
+
+
+def run(
+    teacher: TeacherPairs,
+    dim: int,
+    settings: TrainSettings,
+    margin: float,
+    temperature: float,
+    out: Path,
+    log=print,
+) -> dict:
+    """Train the dense layer teacher_dim → `dim` with AMS on the cached pairs into `out`:
+    ``model.pt`` (``weight``, ``bias``), ``train.json``, ``loss.tsv``."""
+    check_ladder((dim,), teacher.dim)
+    seed_everything(settings.seed, settings.threads, "cpu")
+    layer = nn.Linear(teacher.dim, dim)
+    optimizer = torch.optim.AdamW(
+        layer.parameters(), lr=settings.lr, weight_decay=settings.weight_decay
+    )
+    checkpoints = Checkpoints(out / "checkpoints", keep=2)
+    schedule = Schedule(len(teacher), settings.batch_size, settings.seed)
+    curve = out / CURVE_FILE
+    out.mkdir(parents=True, exist_ok=True)
+    resume_curve(curve, max(checkpoints.steps(), default=0), ("loss",))
+
+    def update(step: int) -> float:
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(settings, step)
+        optimizer.zero_grad()
+        rows = schedule.rows(step)
+        x = layer(torch.from_numpy(teacher.src[rows]))
+        y = layer(torch.from_numpy(teacher.tgt[rows]))
+        loss = objectives.ams(x, y, temperature, margin)
+        loss.backward()
+        optimizer.step()
+        with open(curve, "a", encoding="utf-8") as handle:
+            handle.write(f"{step}\t{loss.item():.6g}\n")
+        return loss.item()
+
+    train(
+        model=layer,
+        optimizer=optimizer,
+        update=update,
+        total_updates=settings.steps,
+        checkpoint_every=settings.checkpoint_every,
+        checkpoints=checkpoints,
+        log=log,
+    )
+    with atomic_file(out / MODEL_FILE) as tmp:
+        torch.save({k: v.detach().clone() for k, v in layer.state_dict().items()}, tmp)
+    losses = [float(line.split("\t")[1]) for line in curve.read_text().splitlines()[1:]]
+    summary = {
+        "steps": settings.steps,
+        "dim": dim,
+        "final_loss": statistics.fmean(losses[-max(1, len(losses) // 10) :]),
+        "parameters": sum(p.numel() for p in layer.parameters()),
+    }
+    atomic_write_text(out / SUMMARY_FILE, json.dumps(summary, indent=1) + "\n")
+    return summary
+
+
+def load_projection(path: Path, teacher_dim: int, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(weight, bias) of a trained layer, refused unless it maps `teacher_dim` → `dim`."""
+    if not path.exists():
+        raise EmsConfigError(f"{path} not found: train the {dim}-d dimension reduction first")
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    if tuple(state["weight"].shape) != (dim, teacher_dim):
+        raise EmsConfigError(
+            f"{path}: maps {state['weight'].shape[1]} → {state['weight'].shape[0]}, but "
+            f"{teacher_dim} → {dim} is needed; use the reduction of width {dim}"
+        )
+    return state["weight"], state["bias"]
+
+
+def project(vectors: np.ndarray, weight: torch.Tensor, bias: torch.Tensor) -> np.ndarray:
+    """The reduced embeddings of teacher vectors."""
+    with torch.no_grad():
+        return (torch.from_numpy(np.asarray(vectors)) @ weight.T + bias).numpy()
+
+
+def heldout(teacher: TeacherPairs, weight: torch.Tensor | None, bias=None) -> Scores:
+    """``heldout_avg``: P@1 of the held-out pairs (both directions, cosine) through the layer;
+    `weight` None scores the teacher's own vectors (the full-width row)."""
+    src, tgt = teacher.src, teacher.tgt
+    if weight is not None:
+        src, tgt = project(src, weight, bias), project(tgt, weight, bias)
+    r = retrieval.evaluate(np.ascontiguousarray(tgt), np.ascontiguousarray(src))
+    scores = Scores()
+    scores.add("heldout_avg", r["p_at_1"], r["chance"], r["hits"])
+    return scores
