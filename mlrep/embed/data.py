@@ -205,8 +205,8 @@ def prepare(sources: list[Path], out: Path, settings: PrepareSettings) -> dict:
         )
         arrays.save(out / f"{split}.npz")
         for index, side in enumerate(SIDES):
-            text = "".join(pair[index] + "\n" for _, pair in rows)
-            atomic_write_text(text_path(out, split, side), text)
+            lines = "".join(pair[index] + "\n" for _, pair in rows)
+            atomic_write_text(text_path(out, split, side), lines)
         counts[split] = {lang: len(text[split].get(lang, [])) for lang in languages[1:]}
     info = {
         "languages": languages,
