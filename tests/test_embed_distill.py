@@ -190,3 +190,23 @@ def test_syn_distils_through_the_reduction_layer_with_the_real_muse_teacher(prep
     wrong = dataclasses.replace(objective, teacher_dim=64)
     with pytest.raises(distill.EmsConfigError, match="cached teacher vectors are 512-d"):
         distill.run(student(info), wrong, settings(2), pairs, vectors, tmp_path / "w", log=str)
+
+
+def test_both_trainers_put_the_model_and_batches_on_the_jobs_gpu(prepared, tmp_path, monkeypatch):
+    from mlrep.device import Devices
+    from tests.device_helpers import FakeCuda
+
+    folder, info = prepared
+    pairs, vectors = data.PairArrays.load(folder / "train.npz"), cached(folder, "train")
+    distill.run(student(info), OBJECTIVE, settings(3), pairs, vectors, tmp_path / "cpu", log=str)
+    gpu = FakeCuda(monkeypatch)
+    for module in (distill, reduce):
+        monkeypatch.setattr(module, "visible", lambda: Devices(1))
+    distill.run(student(info), OBJECTIVE, settings(3), pairs, vectors, tmp_path / "gpu", log=str)
+    assert gpu.modules == ["DistillModel"]
+    assert gpu.tensors == 3 * 6  # per update: src, tgt, both languages, both teacher sides
+    cpu = torch.load(tmp_path / "cpu" / distill.MODEL_FILE, weights_only=True)["state"]
+    got = torch.load(tmp_path / "gpu" / distill.MODEL_FILE, weights_only=True)["state"]
+    assert all(torch.equal(cpu[k], got[k]) for k in cpu)
+    reduce.run(vectors, 8, settings(2), 0.3, 0.05, tmp_path / "dr", log=str)
+    assert gpu.modules == ["DistillModel", "Linear"] and gpu.tensors == 3 * 6 + 2 * 2

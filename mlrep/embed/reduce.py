@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from mlrep.device import visible
 from mlrep.embed import objectives
 from mlrep.embed.settings import EmsConfigError, TrainSettings
 from mlrep.embed.teacher import TeacherPairs
@@ -58,8 +59,9 @@ def run(
     """Train the dense layer teacher_dim → `dim` with AMS on the cached pairs into `out`:
     ``model.pt`` (``weight``, ``bias``), ``train.json``, ``loss.tsv``."""
     check_ladder((dim,), teacher.dim)
-    seed_everything(settings.seed, settings.threads, "cpu")
-    layer = nn.Linear(teacher.dim, dim)
+    device = visible().device
+    seed_everything(settings.seed, settings.threads, device)
+    layer = nn.Linear(teacher.dim, dim).to(device)
     optimizer = torch.optim.AdamW(
         layer.parameters(), lr=settings.lr, weight_decay=settings.weight_decay
     )
@@ -74,8 +76,8 @@ def run(
             group["lr"] = learning_rate(settings, step)
         optimizer.zero_grad()
         rows = schedule.rows(step)
-        x = layer(torch.from_numpy(teacher.src[rows]))
-        y = layer(torch.from_numpy(teacher.tgt[rows]))
+        x = layer(torch.from_numpy(teacher.src[rows]).to(device))
+        y = layer(torch.from_numpy(teacher.tgt[rows]).to(device))
         loss = objectives.ams(x, y, temperature, margin)
         loss.backward()
         optimizer.step()
@@ -93,7 +95,7 @@ def run(
         log=log,
     )
     with atomic_file(out / MODEL_FILE) as tmp:
-        torch.save({k: v.detach().clone() for k, v in layer.state_dict().items()}, tmp)
+        torch.save({k: v.detach().cpu() for k, v in layer.state_dict().items()}, tmp)
     losses = [float(line.split("\t")[1]) for line in curve.read_text().splitlines()[1:]]
     summary = {
         "steps": settings.steps,

@@ -1,7 +1,8 @@
 """The settings of the sentence-encoder steps, spelled once: each field is a params.yaml key
 of the chapter's section (``ch2_ems.model``/``objective``, ``train``, ``prepare``,
-``evaluate``), an option of its verb (`mlrep.cliutil.add_options`) and its help. Free of
-torch, so the parser and the workflow read the names without loading it.
+``evaluate``; LEALLA's student, distillation objective and dimension-reduction ladder), an
+option of its verb (`mlrep.cliutil.add_options`) and its help. Free of torch, so the parser
+and the workflow read the names without loading it.
 """
 
 from __future__ import annotations
@@ -169,6 +170,9 @@ class DistillConfig:
     @property
     def terms(self) -> tuple[str, ...]:
         return tuple(self.loss.split("+"))
+
+
+DISTILL_FROM_DATA = ("teacher_dim",)  # DistillConfig's field from the teacher cache
 
 
 @dataclass(frozen=True)
