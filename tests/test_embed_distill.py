@@ -210,3 +210,21 @@ def test_both_trainers_put_the_model_and_batches_on_the_jobs_gpu(prepared, tmp_p
     assert all(torch.equal(cpu[k], got[k]) for k in cpu)
     reduce.run(vectors, 8, settings(2), 0.3, 0.05, tmp_path / "dr", log=str)
     assert gpu.modules == ["DistillModel", "Linear"] and gpu.tensors == 3 * 6 + 2 * 2
+
+
+def test_the_ladder_trains_every_width_in_one_process_and_a_rerun_resumes(tmp_path):
+    from mlrep.embed.settings import ReduceSettings
+
+    train, test = noisy_pairs(128, 1), noisy_pairs(50, 2)
+    ladder = ReduceSettings(dims=(16, 8, 4))
+    args = (train, test, ladder, settings(8, batch_size=32, lr=1e-2), 0.3, 0.05, tmp_path)
+    scores = reduce.run_ladder(*args, log=str)
+    assert list(scores) == [16, 8, 4]
+    assert all(0 <= s.metrics["heldout_avg"] <= 100 for s in scores.values())
+    for dim in ladder.dims:
+        weight, _ = reduce.load_projection(tmp_path / str(dim) / reduce.MODEL_FILE, 32, dim)
+        assert weight.shape == (dim, 32)
+    logged: list[str] = []
+    again = reduce.run_ladder(*args, log=logged.append)
+    assert sum("resumed from step 8" in line for line in logged) == 3
+    assert {d: s.metrics for d, s in again.items()} == {d: s.metrics for d, s in scores.items()}

@@ -20,7 +20,7 @@ from torch import nn
 
 from mlrep.device import visible
 from mlrep.embed import objectives
-from mlrep.embed.settings import EmsConfigError, TrainSettings
+from mlrep.embed.settings import EmsConfigError, ReduceSettings, TrainSettings
 from mlrep.embed.teacher import TeacherPairs
 from mlrep.embed.train import (
     CURVE_FILE,
@@ -135,4 +135,25 @@ def heldout(teacher: TeacherPairs, weight: torch.Tensor | None, bias=None) -> Sc
     r = retrieval.evaluate(np.ascontiguousarray(tgt), np.ascontiguousarray(src))
     scores = Scores()
     scores.add("heldout_avg", r["p_at_1"], r["chance"], r["hits"])
+    return scores
+
+
+def run_ladder(
+    teacher: TeacherPairs,
+    heldout_pairs: TeacherPairs,
+    ladder: ReduceSettings,
+    settings: TrainSettings,
+    margin: float,
+    temperature: float,
+    out: Path,
+    log=print,
+) -> dict[int, Scores]:
+    """Every width of the ladder in one process (each trains in seconds, so start-up would
+    dominate one process per width): ``out/<dim>/`` as `run` writes it, and each width's
+    held-out scores; a width already trained resumes from its checkpoint and is not redone."""
+    scores = {}
+    for dim in check_ladder(ladder.dims, teacher.dim):
+        run(teacher, dim, settings, margin, temperature, out / str(dim), log)
+        weight, bias = load_projection(out / str(dim) / MODEL_FILE, teacher.dim, dim)
+        scores[dim] = heldout(heldout_pairs, weight, bias)
     return scores
