@@ -184,7 +184,11 @@ def test_syn_distils_through_the_reduction_layer_with_the_real_muse_teacher(prep
         projection=tmp_path / "dr" / reduce.MODEL_FILE, log=str,
     )  # fmt: skip
     model = distill.load_model(tmp_path / "syn" / distill.MODEL_FILE)
-    weight, _ = reduce.load_projection(tmp_path / "dr" / reduce.MODEL_FILE, 512, 16)
+    weight, bias = reduce.load_projection(tmp_path / "dr" / reduce.MODEL_FILE, 512, 16)
+    reduced = reduce.encoder(encode, weight, bias)(["ein Satz", "a sentence"])
+    assert reduced.shape == (2, 16)
+    alone = reduce.project(encode(["a sentence"]), weight, bias)[0]
+    np.testing.assert_allclose(reduced[1], alone, atol=1e-5)
     assert torch.equal(model.syn_weight, weight)  # frozen: the layer as reduction trained it
     assert np.isfinite(summary["final_loss"])
     wrong = dataclasses.replace(objective, teacher_dim=64)

@@ -20,6 +20,7 @@ from torch import nn
 
 from mlrep.device import visible
 from mlrep.embed import objectives
+from mlrep.embed.baselines import Encode
 from mlrep.embed.settings import EmsConfigError, ReduceSettings, TrainSettings
 from mlrep.embed.teacher import TeacherPairs
 from mlrep.embed.train import (
@@ -124,6 +125,12 @@ def project(vectors: np.ndarray, weight: torch.Tensor, bias: torch.Tensor) -> np
     """The reduced embeddings of teacher vectors."""
     with torch.no_grad():
         return (torch.from_numpy(np.asarray(vectors)) @ weight.T + bias).numpy()
+
+
+def encoder(encode: Encode, weight: torch.Tensor, bias: torch.Tensor) -> Encode:
+    """The reduced teacher as an encoder of text, for the benchmarks' protocols (Tatoeba,
+    mining): the teacher's vectors through the trained layer."""
+    return lambda sentences: project(encode(sentences), weight, bias)
 
 
 def heldout(teacher: TeacherPairs, weight: torch.Tensor | None, bias=None) -> Scores:
