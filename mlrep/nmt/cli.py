@@ -112,7 +112,9 @@ def _translate(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     scale, decode, translator, beam = _translator(args)
     with atomic_directory(args.out) as staging:
-        summary = translate(translator, args.data, staging, beam, pivot=args.pivot)
+        summary = translate(
+            translator, args.data, staging, beam, pivot=args.pivot, gold_length=args.gold_length
+        )
         record(staging, "nmt translate", {"scale": scale, args.section: {"decode": decode}})
     print(json.dumps({"lines": sum(summary["lines"].values()), "pivot": args.pivot}))
     return 0
@@ -313,6 +315,12 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
     tr = sub.add_parser("translate", parents=[base, decode], help="decode every test direction")
     tr.add_argument("--pivot", action="store_true", help="zero-shot directions through English")
+    tr.add_argument(
+        "--gold-length",
+        type=boolean,
+        default=False,
+        help="X→en directions only, at the English reference's interlingua length (var models)",
+    )
     tr.set_defaults(func=_translate)
 
     st = sub.add_parser("states", parents=[base, decode], help="per-layer states for the probes")

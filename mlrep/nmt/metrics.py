@@ -25,11 +25,18 @@ PATTERNS: tuple[str, ...] = (
     "s_train",
     "n_languages",
     # score, bleurt (`mlrep.nmt.score`): per direction, and the means over the zero-shot and
-    # the supervised directions
+    # the supervised directions, and over the supervised en→X and X→en ones
     "bleu_{src}-{tgt}",
-    "{zst|sup}_bleu",
+    "{zst|sup|from_en|to_en}_bleu",
     "bleurt_{src}-{tgt}",
-    "{zst|sup}_bleurt",
+    "{zst|sup|from_en|to_en}_bleurt",
+    # metrics --gold-scores: X→en BLEU decoded at the reference's interlingua length, its mean
+    "gold_bleu_{src}-{tgt}",
+    "gold_to_en_bleu",
+    # metrics, interlingua models: % of X→en test lines whose interlingua length equals the
+    # English reference's subword count, mean absolute difference; per source and the means
+    "len_{acc|diff}_{src}",
+    "len_{acc|diff}",
     # metrics: off-target rate (%) per zero-shot direction and their mean
     "off_target_{src}-{tgt}",
     "zst_off_target",
