@@ -182,7 +182,8 @@ def _bleurt(args: argparse.Namespace) -> int:
 def _metrics(args: argparse.Namespace) -> int:
     from mlrep.io import read_lines
     from mlrep.nmt import metrics
-    from mlrep.nmt.data import Direction, NmtDataError, read_pair
+    from mlrep.nmt.data import PIVOT, Direction, NmtDataError, read_pair
+    from mlrep.nmt.prepare import read_subwords
     from mlrep.report.metrics import FLOOR
 
     scores = json.loads(args.scores.read_text(encoding="utf-8"))
@@ -211,6 +212,18 @@ def _metrics(args: argparse.Namespace) -> int:
     extra.update(metrics.layer_metrics(probes, args.svcca))
     if args.bleurt:
         extra.update(json.loads(args.bleurt.read_text(encoding="utf-8"))["metrics"])
+    bleu_stats = dict(scores["bleu_stats"])
+    if args.gold_scores:
+        gold, gold_stats, gold_groups = metrics.gold_metrics(
+            json.loads(args.gold_scores.read_text(encoding="utf-8"))
+        )
+        extra.update(gold)
+        bleu_stats.update(gold_stats)
+        groups.update(gold_groups)
+    if any(args.hyp.glob("*.len")):  # an interlingua model's decode
+        to_english = [d for d in map(Direction.parse, scores["directions"]) if d.tgt == PIVOT]
+        references = {d: read_subwords(args.data, "test", d)[1] for d in to_english}
+        extra.update(metrics.length_metrics(args.hyp, references))
     scale = scale_of(args)
     doc = write(
         args.out,
@@ -219,7 +232,7 @@ def _metrics(args: argparse.Namespace) -> int:
         args.seed,
         scale,
         {**scores["metrics"], **extra},
-        bleu_stats=scores["bleu_stats"],
+        bleu_stats=bleu_stats,
         sentence_scores=sentence_scores,
         groups=groups,
         directions=scores["directions"],
@@ -229,7 +242,11 @@ def _metrics(args: argparse.Namespace) -> int:
     )
     print(
         json.dumps(
-            {k: round(v, 2) for k, v in doc["metrics"].items() if k.startswith(("zst", "sup"))}
+            {
+                k: round(v, 2)
+                for k, v in doc["metrics"].items()
+                if k.startswith(("zst", "sup", "gold_to", "len_acc"))
+            }
         )
     )
     return 0
@@ -351,6 +368,9 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     mt.add_argument("--probe-zst", type=Path)
     mt.add_argument("--svcca", type=Path)
     mt.add_argument("--bleurt", type=Path, help="`mlrep nmt bleurt`'s output (full scale)")
+    mt.add_argument(
+        "--gold-scores", type=Path, help="`mlrep nmt score` of a --gold-length decode (Ch. 7)"
+    )
     mt.add_argument("--off-target-model", choices=("lite", "full"), default="lite")
     mt.add_argument("--off-target-model-path", default="", help="lid.176.bin (model full)")
     mt.add_argument("--out", type=Path, required=True)
