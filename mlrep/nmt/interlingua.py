@@ -160,13 +160,17 @@ class Interlingua(nn.Module):
         mean = (states * keep).sum(0) / keep.sum(0).clamp(min=1)
         return self.length(mean)
 
+    def select(self, languages: Tensor, longest: int) -> Tensor:
+        """The first `longest` query rows of each row's language (uni: of the one matrix)."""
+        query_set = torch.zeros_like(languages) if self.query == "uni" else languages
+        return self.queries[query_set, :longest]
+
     def forward(
         self, states: Tensor, states_mask: Tensor, languages: Tensor, lengths: Tensor
     ) -> tuple[Tensor, Tensor]:
         """H_I (len_I × B × C, zero beyond each length) and its padding mask (B × len_I)."""
         longest = int(lengths.max())
-        query_set = torch.zeros_like(languages) if self.query == "uni" else languages
-        q = self.queries[query_set, :longest].transpose(0, 1)
+        q = self.select(languages, longest).transpose(0, 1)
         positions = torch.arange(longest, device=lengths.device)
         mask = positions.unsqueeze(0) >= lengths.unsqueeze(1)
         for layer in self.layers:
