@@ -103,6 +103,17 @@ def test_the_decoder_attends_to_the_interlingua_through_sequence_generator_reord
     assert logits.shape == (3, 3, len(dictionary()))
 
 
+def test_a_short_interlingua_is_the_same_alone_and_beside_a_longer_one():
+    model = build()
+    batched = model.encoder(SOURCES, interlingua_lengths=torch.tensor([2, 6]))["encoder_out"][0]
+    alone = model.encoder(SOURCES[:1], interlingua_lengths=torch.tensor([2]))["encoder_out"][0]
+    assert torch.allclose(batched[:2, 0], alone[:, 0], atol=1e-5)  # padded queries are masked
+    # the length classifier pools over the source's own tokens, not over its padding
+    padded = model.encoder(SOURCES[:1])["length_logits"][0]
+    unpadded = model.encoder(SOURCES[:1, 1:])["length_logits"][0]
+    assert torch.allclose(padded, unpadded, atol=1e-5)
+
+
 @pytest.mark.parametrize("bad", [K, K + 3, 0, -1])
 def test_a_length_outside_1_to_k_minus_1_is_refused_naming_the_option(bad):
     with pytest.raises(InterlinguaError, match="--max-interlingua-length"):
