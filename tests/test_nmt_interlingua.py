@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from fairseq.data import Dictionary
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
+from mlrep.cliutil import UsageError, fill, omissible_names, option_names
 from mlrep.device import BatchPlan
 from mlrep.nmt.data import Direction, NmtDataError
 from mlrep.nmt.interlingua import (
@@ -28,7 +29,7 @@ from mlrep.nmt.interlingua import (
 )
 from mlrep.nmt.metrics import gold_metrics, length_metrics
 from mlrep.nmt.model import MODEL, ArchitectureMismatch, VariantTransformer
-from mlrep.nmt.train import fairseq_args
+from mlrep.nmt.train import TrainSettings, fairseq_args
 from mlrep.nmt.variant import Variant
 from tests.nmt_helpers import settings
 
@@ -310,3 +311,21 @@ def test_gold_metrics_rename_the_x_to_english_scores():
     metrics, stats, groups = gold_metrics(scores)
     assert metrics == {"gold_bleu_it-en": 20.0, "gold_bleu_nl-en": 30.0, "gold_to_en_bleu": 25.0}
     assert list(stats) == list(groups) == ["gold_to_en_bleu"]
+
+
+def test_a_section_without_interlingua_keys_trains_the_plain_transformer():
+    keys = {f.name: getattr(settings(), f.name) for f in dataclasses.fields(TrainSettings)}
+    plain = {k: v for k, v in keys.items() if k not in omissible_names(TrainSettings)}
+    options = argparse.Namespace(**dict.fromkeys(option_names(TrainSettings)))
+    found = fill(options, TrainSettings, lambda: plain, "params.yaml: ch8")
+    assert found == settings() and found.interlingua == "none"
+    assert set(omissible_names(TrainSettings)) == {
+        "interlingua",
+        "interlingua_length",
+        "max_interlingua_length",
+        "ia_weight",
+        "lp_weight",
+    }
+    del plain["lr"]  # an ordinary key is still required
+    with pytest.raises(UsageError, match=r"params\.yaml: ch8: no 'lr'"):
+        fill(options, TrainSettings, lambda: plain, "params.yaml: ch8")
