@@ -24,8 +24,7 @@ with its own tag, goes through the same encoder with the same len_I) and L_LP th
 cross-entropy. ``nmt_loss`` is logged apart so checkpoints are selected on it, as the thesis does.
 """
 
-from __future__ import annotations
-
+# no `from __future__ import annotations`: fairseq reads the criterion config's field types
 import math
 import re
 from dataclasses import dataclass, field
