@@ -81,6 +81,12 @@ def _train(args: argparse.Namespace) -> int:
         seed=args.seed,
         threads=args.threads,
     )
+    if settings.interlingua != "none" and args.tag_format != "s-enc-t-dec":
+        # T-ENC's encoder input starts with the target's tag, which would pass for the source's
+        raise UsageError(
+            f"--interlingua {settings.interlingua} reads the source language from its tag: "
+            "train it with --tag-format s-enc-t-dec"
+        )
     variant = Variant.of(
         encoder_layers(settings.arch),
         args.layernorm,
