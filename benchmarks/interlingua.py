@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-SYSTEMS = ("none", "var")  # TrainSettings.interlingua: MNMT, VAR
+SYSTEMS = ("var", "none")  # TrainSettings.interlingua: VAR, MNMT
 _WPS = re.compile(r"\bwps ([0-9.]+)")
 
 
@@ -70,6 +70,8 @@ def worker(data: Path, out: Path, arch: str, interlingua: str, updates: int, thr
     summary = translate(translator, data, out / "hyp", beam)
     decode_wall = time.perf_counter() - start
     sentences = sum(summary["lines"].values())
+    hypotheses = [x for f in (out / "hyp").glob("*.sub") for x in f.read_text().splitlines()]
+    lengths = [int(x) for f in (out / "hyp").glob("*.len") for x in f.read_text().split()]
     return {
         "interlingua": interlingua,
         "updates": updates,
@@ -78,6 +80,9 @@ def worker(data: Path, out: Path, arch: str, interlingua: str, updates: int, thr
         "sentences": sentences,
         "decode_wall_s": round(decode_wall, 1),
         "sentences_per_s": round(sentences / decode_wall, 1),
+        # what decoding time depends on besides the model: output and interlingua lengths
+        "mean_hypothesis_subwords": round(sum(len(h.split()) for h in hypotheses) / sentences, 1),
+        "mean_interlingua_length": round(sum(lengths) / len(lengths), 1) if lengths else None,
         "device": translator.device,
     }
 
@@ -110,7 +115,10 @@ def main() -> None:
             f"{name:5s} {args.arch} on {row['device']}, {args.threads} threads: train "
             f"{row['target_tokens_per_s']} target tokens/s (fairseq wps, {row['updates']} "
             f"updates in {row['train_wall_s']} s incl. start-up); decode "
-            f"{row['sentences_per_s']} sentences/s ({row['sentences']} in {row['decode_wall_s']} s)"
+            f"{row['sentences_per_s']} sentences/s ({row['sentences']} in "
+            f"{row['decode_wall_s']} s, "
+            f"mean hypothesis {row['mean_hypothesis_subwords']} subwords, mean interlingua "
+            f"length {row['mean_interlingua_length']})"
         )
     mnmt, var = rows["none"], rows["var"]
     train_ratio = var["target_tokens_per_s"] / mnmt["target_tokens_per_s"]

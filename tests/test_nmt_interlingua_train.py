@@ -84,3 +84,28 @@ def test_decoding_writes_predicted_and_gold_lengths(var_run, prepared, tmp_path)
     scores = score(tmp_path / "gold", prepared / "text", to_english)
     assert set(scores["metrics"]) >= {"to_en_bleu", "bleu_it-en"}
     assert "zst_bleu" not in scores["metrics"] and "from_en_bleu" not in scores["metrics"]
+
+
+def test_metrics_add_gold_bleu_and_length_accuracy(var_run, prepared, tmp_path):  # noqa: F811
+    from mlrep.cli import main
+
+    translator = Translator(var_run / BEST, prepared / "s-enc-t-dec/bin", "s-enc-t-dec")
+    translate(translator, prepared, tmp_path / "hyp", BEAM)
+    translate(translator, prepared, tmp_path / "gold", BEAM, gold_length=True)
+    common = ["--section", "ch8_layernorm", "--scale", "tiny", "--data", str(prepared)]
+    for name in ("hyp", "gold"):
+        scored = [*common, "--hyp", str(tmp_path / name), "--out", str(tmp_path / f"{name}.json")]
+        assert main(["nmt", "score", *scored]) == 0
+    out = tmp_path / "run/seed1/metrics.json"
+    argv = ["nmt", "metrics", *common, "--hyp", str(tmp_path / "hyp"), "--run", "iwslt/var"]
+    argv += ["--scores", str(tmp_path / "hyp.json"), "--gold-scores", str(tmp_path / "gold.json")]
+    assert main([*argv, "--seed", "1", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    sources = ("it", "nl", "ro")
+    expected = {"gold_to_en_bleu", "len_acc", "len_diff", "from_en_bleu", "to_en_bleu"}
+    expected |= {f"gold_bleu_{x}-en" for x in sources} | {f"len_acc_{x}" for x in sources}
+    assert expected <= set(doc["metrics"])
+    gold = json.loads((tmp_path / "gold.json").read_text())
+    assert doc["metrics"]["gold_to_en_bleu"] == gold["metrics"]["to_en_bleu"]
+    assert doc["groups"]["gold_to_en_bleu"] == [[f"{x}-en", TEST_LINES] for x in sources]
+    assert 0 <= doc["metrics"]["len_acc"] <= 100
