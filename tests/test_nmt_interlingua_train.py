@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 
 import pytest
 
@@ -15,7 +16,7 @@ from mlrep.nmt.data import directions
 from mlrep.nmt.decode import Translator
 from mlrep.nmt.prepare import read_subwords
 from mlrep.nmt.score import score
-from mlrep.nmt.train import BEST, SUMMARY
+from mlrep.nmt.train import BEST, LAST, SUMMARY
 from mlrep.nmt.translate import translate
 from tests.learning import assert_loss_falls
 from tests.nmt_helpers import (  # noqa: F401
@@ -109,3 +110,12 @@ def test_metrics_add_gold_bleu_and_length_accuracy(var_run, prepared, tmp_path):
     assert doc["metrics"]["gold_to_en_bleu"] == gold["metrics"]["to_en_bleu"]
     assert doc["groups"]["gold_to_en_bleu"] == [[f"{x}-en", TEST_LINES] for x in sources]
     assert 0 <= doc["metrics"]["len_acc"] <= 100
+
+
+def test_resuming_a_checkpoint_of_the_other_model_is_refused(var_run, prepared, tmp_path):  # noqa: F811
+    shutil.copy(var_run / LAST, tmp_path / LAST)
+    result = run(train_command(prepared, tmp_path, s=settings(max_update=8)))  # no interlingua
+    assert result.returncode != 0
+    assert "a checkpoint of mlrep_interlingua_tiny, but this run trains mlrep_transformer_tiny" in (
+        result.stderr
+    )

@@ -38,7 +38,7 @@ from mlrep.device import BatchPlan, plan_batch, visible
 from mlrep.io import atomic_write_text
 from mlrep.nmt import valid_log
 from mlrep.nmt.interlingua import INTERLINGUA, interlingua_arch
-from mlrep.nmt.model import ARCHITECTURES, MODEL, USER_DIR
+from mlrep.nmt.model import ARCHITECTURES, MODEL, USER_DIR, ArchitectureMismatch
 from mlrep.nmt.settings import TrainSettings
 from mlrep.nmt.variant import Variant
 from mlrep.train.checkpoint import Preempted
@@ -215,6 +215,21 @@ def _rank_main(cfg: Any, threads: int) -> None:
         fairseq_train.validate_and_save, fairseq_train.validate = originals
 
 
+def _check_resumable(checkpoint: Path, argv: list[str]) -> None:
+    """Refuse to resume a checkpoint of another architecture (fairseq's own refusal names no
+    architecture): the Transformer and the interlingua share a folder layout, not weights."""
+    import torch
+
+    saved = torch.load(checkpoint, map_location="cpu", weights_only=False)["cfg"]["model"]
+    saved_arch = getattr(saved, "arch", None)
+    arch = next(a.split("=", 1)[1] for a in argv if a.startswith("--arch="))
+    if saved_arch != arch:
+        raise ArchitectureMismatch(
+            f"{checkpoint}: a checkpoint of {saved_arch}, but this run trains {arch}: "
+            "train into an empty folder (or delete the old run)"
+        )
+
+
 def _free_port() -> int:
     """A local TCP port for the ranks of this job to meet on."""
     with socket.socket() as sock:
@@ -250,6 +265,8 @@ def train(
         argv.append(f"--distributed-init-method=tcp://localhost:{_free_port()}")
     cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, argv))
     resumed = (save_dir / LAST).exists()
+    if resumed:
+        _check_resumable(save_dir / LAST, argv)
     if not resumed:  # a job that died before its first checkpoint left rows of no model
         (save_dir / valid_log.VALID_LOG).unlink(missing_ok=True)
     _received.clear()
