@@ -266,7 +266,7 @@ def test_fairseq_args_build_the_interlingua_of_the_arch_size(tmp_path):
     plain = fairseq_args(tmp_path, tmp_path, Variant(), settings(), plan)
     assert f"--arch={MODEL}_tiny" in plain and "--criterion=label_smoothed_cross_entropy" in plain
     assert not any("interlingua" in a for a in plain)
-    with pytest.raises(ValueError, match="interlingua-length"):
+    with pytest.raises(InterlinguaError, match="interlingua-length > 0"):
         fairseq_args(tmp_path, tmp_path, Variant(), dataclasses.replace(s, interlingua="uni"), plan)
 
 

@@ -37,7 +37,7 @@ from typing import Any
 from mlrep.device import BatchPlan, plan_batch, visible
 from mlrep.io import atomic_write_text
 from mlrep.nmt import valid_log
-from mlrep.nmt.interlingua import INTERLINGUA, interlingua_arch
+from mlrep.nmt.interlingua import INTERLINGUA, InterlinguaError, interlingua_arch
 from mlrep.nmt.model import ARCHITECTURES, MODEL, USER_DIR, ArchitectureMismatch
 from mlrep.nmt.settings import TrainSettings
 from mlrep.nmt.variant import Variant
@@ -110,7 +110,7 @@ def _model_flags(s: TrainSettings) -> list[str]:
     if s.interlingua == "none":
         return [f"--arch={s.arch}", "--criterion=label_smoothed_cross_entropy"]
     if s.interlingua != "var" and s.interlingua_length <= 0:
-        raise ValueError(
+        raise InterlinguaError(
             f"interlingua {s.interlingua} has a fixed length: set interlingua-length > 0"
         )
     flags = [
