@@ -236,7 +236,8 @@ class InterlinguaEncoder(VariantEncoder):
             raise InterlinguaError(
                 f"interlingua length {bad} is outside 1..{k - 1}: a length must be below "
                 f"--max-interlingua-length ({k}) and positive; raise --max-interlingua-length "
-                "above the longest English sentence, or cut longer sentences (max-length)"
+                "(the max-interlingua-length setting) above the longest English sentence of "
+                "the training, validation and test data, counted in subwords"
             )
         return lengths
 
