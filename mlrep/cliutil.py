@@ -75,6 +75,13 @@ def option_names(cls: type, skip: Sequence[str] = ()) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls) if f.name not in skip)
 
 
+def omissible_names(cls: type) -> tuple[str, ...]:
+    """The fields a params section may leave out (``metadata["omissible"]``): left out, they
+    keep their defaults, so a setting one chapter adds does not become a key of every other
+    chapter that reads the same dataclass."""
+    return tuple(f.name for f in dataclasses.fields(cls) if f.metadata.get("omissible"))
+
+
 def _option_type(annotation: Any) -> dict[str, Any]:
     """argparse keywords for a field annotation: `boolean` for bool (so ``--fp16 false`` works
     as `flags_from` renders it), ``nargs`` for lists, ``choices`` for a ``Literal``."""
@@ -140,16 +147,18 @@ def fill(
 ) -> Settings:
     """The settings `cls`: each field from its explicit option, else from the mapping
     `fallback` returns (called only when an option is left out: a verb given every option
-    reads no params file); `given` and `skip` as for `settings_from`. For verbs whose
+    reads no params file), else, for an `omissible_names` field, its default; `given` and
+    `skip` as for `settings_from`. For verbs whose
     fallback is computed (a run's values, a subword model's), not a params section."""
     keys = option_names(cls, skip=(*skip, *given))
     values = {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
     if len(values) < len(keys):
         defaults = fallback()
-        missing = [k for k in keys if k not in values and k not in defaults]
+        absent = [k for k in keys if k not in values and k not in defaults]
+        missing = [k for k in absent if k not in omissible_names(cls)]
         if missing:
             raise UsageError(f"{where}: no {', '.join(map(repr, missing))}")
-        values = {k: values[k] if k in values else defaults[k] for k in keys}
+        values |= {k: defaults[k] for k in keys if k not in values and k not in absent}
     return cls(**values, **given)
 
 

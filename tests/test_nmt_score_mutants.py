@@ -50,7 +50,12 @@ def own(found: dict) -> dict:
 
 def test_groups_say_where_each_directions_sentences_lie(folders):
     result = score(*folders, directions(LANGUAGES))
-    groups = {"zst_bleu": [(n, 4) for n in ZERO_SHOT], "sup_bleu": [(n, 4) for n in SUPERVISED]}
+    groups = {
+        "zst_bleu": [(n, 4) for n in ZERO_SHOT],
+        "sup_bleu": [(n, 4) for n in SUPERVISED],
+        "from_en_bleu": [(n, 4) for n in SUPERVISED if n.startswith("en-")],
+        "to_en_bleu": [(n, 4) for n in SUPERVISED if n.endswith("-en")],
+    }
     # the floors' sentences lie where the system's do
     assert result["groups"] == {**groups, **{FLOOR + k: v for k, v in groups.items()}}
     assert [len(result["bleu_stats"][k]) for k in ("zst_bleu", "sup_bleu")] == [8, 16]
@@ -70,11 +75,17 @@ def test_supervised_only_has_no_zero_shot_mean_rows_or_groups(folders):
             "bleu_en-de": expected["en-de"],
             "bleu_zh-en": expected["zh-en"],
             "sup_bleu": statistics.fmean(expected.values()),
+            "from_en_bleu": expected["en-de"],
+            "to_en_bleu": expected["zh-en"],
         },
         abs=1e-9,
     )
-    assert list(own(result["bleu_stats"])) == ["sup_bleu"]
-    assert own(result["groups"]) == {"sup_bleu": [("en-de", 4), ("zh-en", 4)]}
+    assert list(own(result["bleu_stats"])) == ["sup_bleu", "from_en_bleu", "to_en_bleu"]
+    assert own(result["groups"]) == {
+        "sup_bleu": [("en-de", 4), ("zh-en", 4)],
+        "from_en_bleu": [("en-de", 4)],
+        "to_en_bleu": [("zh-en", 4)],
+    }
 
 
 def test_zero_shot_only_has_no_supervised_mean(folders):
@@ -129,7 +140,10 @@ def test_bleurt_is_100_times_the_mean_sentence_score_per_direction(folders):
     assert result["metrics"]["sup_bleurt"] == pytest.approx(
         statistics.fmean(expected[n] for n in SUPERVISED)
     )
-    assert len(result["metrics"]) == 8
+    assert result["metrics"]["to_en_bleurt"] == pytest.approx(
+        statistics.fmean(expected[n] for n in ("de-en", "zh-en"))
+    )
+    assert len(result["metrics"]) == 10  # 6 directions, zst, sup, from_en, to_en
 
 
 def test_a_direction_not_decoded_is_named_as_a_data_error(folders):

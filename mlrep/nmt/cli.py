@@ -81,6 +81,12 @@ def _train(args: argparse.Namespace) -> int:
         seed=args.seed,
         threads=args.threads,
     )
+    if settings.interlingua != "none" and args.tag_format != "s-enc-t-dec":
+        # T-ENC's encoder input starts with the target's tag, which would pass for the source's
+        raise UsageError(
+            f"--interlingua {settings.interlingua} reads the source language from its tag: "
+            "train it with --tag-format s-enc-t-dec"
+        )
     variant = Variant.of(
         encoder_layers(settings.arch),
         args.layernorm,
@@ -112,7 +118,9 @@ def _translate(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     scale, decode, translator, beam = _translator(args)
     with atomic_directory(args.out) as staging:
-        summary = translate(translator, args.data, staging, beam, pivot=args.pivot)
+        summary = translate(
+            translator, args.data, staging, beam, pivot=args.pivot, gold_length=args.gold_length
+        )
         record(staging, "nmt translate", {"scale": scale, args.section: {"decode": decode}})
     print(json.dumps({"lines": sum(summary["lines"].values()), "pivot": args.pivot}))
     return 0
@@ -180,7 +188,8 @@ def _bleurt(args: argparse.Namespace) -> int:
 def _metrics(args: argparse.Namespace) -> int:
     from mlrep.io import read_lines
     from mlrep.nmt import metrics
-    from mlrep.nmt.data import Direction, NmtDataError, read_pair
+    from mlrep.nmt.data import PIVOT, Direction, NmtDataError, read_pair
+    from mlrep.nmt.prepare import read_subwords
     from mlrep.report.metrics import FLOOR
 
     scores = json.loads(args.scores.read_text(encoding="utf-8"))
@@ -209,6 +218,18 @@ def _metrics(args: argparse.Namespace) -> int:
     extra.update(metrics.layer_metrics(probes, args.svcca))
     if args.bleurt:
         extra.update(json.loads(args.bleurt.read_text(encoding="utf-8"))["metrics"])
+    bleu_stats = dict(scores["bleu_stats"])
+    if args.gold_scores:
+        gold, gold_stats, gold_groups = metrics.gold_metrics(
+            json.loads(args.gold_scores.read_text(encoding="utf-8"))
+        )
+        extra.update(gold)
+        bleu_stats.update(gold_stats)
+        groups.update(gold_groups)
+    if any(args.hyp.glob("*.len")):  # an interlingua model's decode
+        to_english = [d for d in map(Direction.parse, scores["directions"]) if d.tgt == PIVOT]
+        references = {d: read_subwords(args.data, "test", d)[1] for d in to_english}
+        extra.update(metrics.length_metrics(args.hyp, references))
     scale = scale_of(args)
     doc = write(
         args.out,
@@ -217,7 +238,7 @@ def _metrics(args: argparse.Namespace) -> int:
         args.seed,
         scale,
         {**scores["metrics"], **extra},
-        bleu_stats=scores["bleu_stats"],
+        bleu_stats=bleu_stats,
         sentence_scores=sentence_scores,
         groups=groups,
         directions=scores["directions"],
@@ -227,7 +248,11 @@ def _metrics(args: argparse.Namespace) -> int:
     )
     print(
         json.dumps(
-            {k: round(v, 2) for k, v in doc["metrics"].items() if k.startswith(("zst", "sup"))}
+            {
+                k: round(v, 2)
+                for k, v in doc["metrics"].items()
+                if k.startswith(("zst", "sup", "gold_to", "len_acc"))
+            }
         )
     )
     return 0
@@ -313,6 +338,12 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
     tr = sub.add_parser("translate", parents=[base, decode], help="decode every test direction")
     tr.add_argument("--pivot", action="store_true", help="zero-shot directions through English")
+    tr.add_argument(
+        "--gold-length",
+        type=boolean,
+        default=False,
+        help="X→en directions only, at the English reference's interlingua length (var models)",
+    )
     tr.set_defaults(func=_translate)
 
     st = sub.add_parser("states", parents=[base, decode], help="per-layer states for the probes")
@@ -343,6 +374,9 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     mt.add_argument("--probe-zst", type=Path)
     mt.add_argument("--svcca", type=Path)
     mt.add_argument("--bleurt", type=Path, help="`mlrep nmt bleurt`'s output (full scale)")
+    mt.add_argument(
+        "--gold-scores", type=Path, help="`mlrep nmt score` of a --gold-length decode (Ch. 7)"
+    )
     mt.add_argument("--off-target-model", choices=("lite", "full"), default="lite")
     mt.add_argument("--off-target-model-path", default="", help="lid.176.bin (model full)")
     mt.add_argument("--out", type=Path, required=True)

@@ -32,7 +32,7 @@ class Translator:
         os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
         from fairseq import checkpoint_utils
 
-        import mlrep.nmt.model  # noqa: F401  (registers the architectures)
+        from mlrep.nmt.interlingua import InterlinguaEncoder  # registers every architecture
 
         if not checkpoint.exists():
             raise DecodeError(f"{checkpoint}: no checkpoint; train the system first")
@@ -43,6 +43,9 @@ class Translator:
         self.model = models[0].eval().to(self.device)
         self.dictionary = self.task.target_dictionary
         self.tag_format = tag_format
+        encoder = self.model.encoder
+        self.interlingua = isinstance(encoder, InterlinguaEncoder)
+        self.variable_length = self.interlingua and encoder.interlingua.query == "var"
 
     def encode(self, pieces: Sequence[str], d: Direction):
         """Tagged source token ids (with EOS) for subword lines of one direction."""
@@ -63,6 +66,17 @@ class Translator:
         self, sources: Sequence[str], dirs: Sequence[Direction], beam: BeamSettings
     ) -> list[list[str]]:
         """Best hypothesis per source line as subword tokens (tags and EOS removed)."""
+        return self.generate_with_lengths(sources, dirs, beam)[0]
+
+    def generate_with_lengths(
+        self,
+        sources: Sequence[str],
+        dirs: Sequence[Direction],
+        beam: BeamSettings,
+        lengths: Sequence[int] | None = None,
+    ) -> tuple[list[list[str]], list[int] | None]:
+        """`generate`, and the interlingua length each line was decoded with (None for a
+        plain Transformer). `lengths` imposes them (gold-length decoding; var models only)."""
         import torch
         from fairseq import utils
         from fairseq.sequence_generator import SequenceGenerator
@@ -82,11 +96,20 @@ class Translator:
             max_len_a=beam.max_len_a,
             max_len_b=beam.max_len_b,
         )
+        if lengths is not None and not self.variable_length:
+            raise DecodeError(
+                "gold interlingua lengths need a var interlingua model; this checkpoint's "
+                "length is fixed or it has no interlingua: decode it without --gold-length"
+            )
         out: dict[int, list[str]] = {}
+        used: dict[int, int] = {}
         with torch.no_grad():
             for batch in batches:
                 sample = utils.apply_to_sample(lambda t: t.to(self.device), batch)
                 ids = sample["id"].tolist()
+                if lengths is not None:  # SequenceGenerator hands net_input to the encoder
+                    gold = torch.tensor([lengths[i] for i in ids], device=self.device)
+                    sample["net_input"]["interlingua_lengths"] = gold
                 prefixes = [self.prefix(dirs[i].tgt) for i in ids]
                 prefix = None
                 if prefixes[0] is not None:
@@ -96,9 +119,12 @@ class Translator:
                 ):
                     words = self.dictionary.string(hypos[0]["tokens"].cpu()).split()
                     out[i] = strip_tags(words)
+                if self.interlingua:  # the encoder ran once per batch, in batch order
+                    used.update(zip(ids, self.model.encoder.lengths_used.tolist(), strict=True))
         if len(out) != len(sources):
             raise DecodeError(
                 f"decoding returned {len(out)} hypotheses for {len(sources)} input lines "
                 "(an incomplete batch was dropped: pass required_batch_size_multiple=1)"
             )
-        return [out[i] for i in range(len(sources))]
+        order = range(len(sources))
+        return [out[i] for i in order], [used[i] for i in order] if self.interlingua else None

@@ -8,7 +8,9 @@ rate (fastText language ID from `mlrep.evaluate.offtarget`, averaged over zero-s
 directions as the thesis does) and its floor (the same detector on the copied sources), the
 probes' per-layer accuracies (``llr_{sup,zst}_{src,tgt}_enc<k>`` and ``…_dec<k>``: named by
 the model's own layers, so a 2+2-layer tiny model's decoder lands where the thesis's 6+6
-figures put decoder layers, L7–L12) and encoder SVCCA (``svcca_l<k>``).
+figures put decoder layers, L7–L12) and encoder SVCCA (``svcca_l<k>``). For Chapter 7's
+interlingua: the X→en BLEU of a gold-length decode (``gold_*``, `gold_metrics`) and the
+length predictor's accuracy against the English references (``len_*``, `length_metrics`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mlrep.nmt.data import Direction
+from mlrep.io import read_lines
+from mlrep.nmt.data import PIVOT, Direction, NmtDataError
 
 # template syntax: `mlrep.report.metrics.compile_template`
 PATTERNS: tuple[str, ...] = (
@@ -25,11 +28,18 @@ PATTERNS: tuple[str, ...] = (
     "s_train",
     "n_languages",
     # score, bleurt (`mlrep.nmt.score`): per direction, and the means over the zero-shot and
-    # the supervised directions
+    # the supervised directions, and over the supervised en→X and X→en ones
     "bleu_{src}-{tgt}",
-    "{zst|sup}_bleu",
+    "{zst|sup|from_en|to_en}_bleu",
     "bleurt_{src}-{tgt}",
-    "{zst|sup}_bleurt",
+    "{zst|sup|from_en|to_en}_bleurt",
+    # metrics --gold-scores: X→en BLEU decoded at the reference's interlingua length, its mean
+    "gold_bleu_{src}-{tgt}",
+    "gold_to_en_bleu",
+    # metrics, interlingua models: % of X→en test lines whose interlingua length equals the
+    # English reference's subword count, mean absolute difference; per source and the means
+    "len_{acc|diff}_{src}",
+    "len_{acc|diff}",
     # metrics: off-target rate (%) per zero-shot direction and their mean
     "off_target_{src}-{tgt}",
     "zst_off_target",
@@ -70,4 +80,56 @@ def layer_metrics(probes: dict[str, Path], svcca: Path | None) -> dict[str, floa
     if svcca is not None:
         values = json.loads(svcca.read_text(encoding="utf-8"))["svcca"]
         out.update({f"svcca_l{k}": float(v) for k, v in enumerate(values, start=1)})
+    return out
+
+
+GOLD = "gold_"  # the prefix of a gold-length decode's metrics
+
+
+def gold_metrics(scores: dict) -> tuple[dict[str, float], dict, dict]:
+    """A gold-length decode's `mlrep.nmt.score` output as ``gold_bleu_<dir>`` and
+    ``gold_to_en_bleu``, with that mean's sentence statistics and groups (for the bootstrap
+    against the predicted-length ``to_en_bleu``)."""
+    metrics = {GOLD + k: v for k, v in scores["metrics"].items() if k.startswith("bleu_")}
+    if "to_en_bleu" not in scores["metrics"]:
+        raise NmtDataError(
+            "the gold-length scores hold no X→en direction: score a --gold-length decode"
+        )
+    metrics[GOLD + "to_en_bleu"] = scores["metrics"]["to_en_bleu"]
+    stats = {GOLD + "to_en_bleu": scores["bleu_stats"]["to_en_bleu"]}
+    groups = {GOLD + "to_en_bleu": scores["groups"]["to_en_bleu"]}
+    return metrics, stats, groups
+
+
+def _ints(path: Path) -> list[int]:
+    values = []
+    for number, line in enumerate(read_lines(path, NmtDataError), 1):
+        try:
+            values.append(int(line))
+        except ValueError:
+            raise NmtDataError(f"{path}:{number}: {line!r} is no length; decode again") from None
+    return values
+
+
+def length_metrics(hyp: Path, references: dict[Direction, list[str]]) -> dict[str, float]:
+    """Per X→en direction with a ``.len`` file in `hyp`: the % of lines whose interlingua
+    length equals the English reference's subword count (``len_acc_<X>``) and the mean absolute
+    difference (``len_diff_<X>``), and both averaged over the sources (`references`: each X→en
+    direction's subword references)."""
+    out: dict[str, float] = {}
+    for d, refs in references.items():
+        path = hyp / f"{d.name}.len"
+        if d.tgt != PIVOT or d.src == PIVOT or not path.exists():
+            continue
+        used = _ints(path)
+        if len(used) != len(refs):
+            raise NmtDataError(f"{path}: {len(used)} lengths for {len(refs)} references")
+        gold = [len(r.split()) for r in refs]
+        pairs = list(zip(used, gold, strict=True))
+        out[f"len_acc_{d.src}"] = 100.0 * sum(u == g for u, g in pairs) / len(pairs)
+        out[f"len_diff_{d.src}"] = sum(abs(u - g) for u, g in pairs) / len(pairs)
+    for name in ("len_acc", "len_diff"):
+        values = [v for k, v in out.items() if k.startswith(name + "_")]
+        if values:
+            out[name] = sum(values) / len(values)
     return out

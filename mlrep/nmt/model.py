@@ -13,7 +13,8 @@ removes the self-attention residual of encoder layer K (1-based; Liu et al., 202
 layer computes y = F(LN(x)) (pre), LN(F(x)) (post) or LN(F(x)) (swap).
 
 This module registers the model and its architectures when imported; the ``--user-dir`` folder
-(`USER_DIR`) imports it by its package name, so it registers once however it is reached.
+(`USER_DIR`) imports it and `mlrep.nmt.interlingua` (Chapter 7's model, built on this one) by
+their package names, so each registers once however it is reached.
 """
 
 from __future__ import annotations
@@ -37,10 +38,17 @@ from fairseq.modules.transformer_layer import (
 )
 from torch import Tensor, nn
 
+from mlrep.errors import MlrepError
 from mlrep.nmt.variant import PLACEMENTS, Variant
 
 MODEL = "mlrep_transformer"
 USER_DIR = Path(__file__).resolve().parent / "mlrep_fairseq"
+# the state-dict prefix of `mlrep.nmt.interlingua`'s layers: a checkpoint has it or not
+INTERLINGUA_PREFIX = "encoder.interlingua."
+
+
+class ArchitectureMismatch(MlrepError):
+    """A checkpoint of one model loaded into the other (Transformer vs interlingua)."""
 
 
 def _norm(variant: Variant, dim: int) -> nn.LayerNorm:
@@ -220,6 +228,20 @@ class VariantTransformer(TransformerModel):
                 f"(1..{args.encoder_layers}, or 0 for none)"
             )
         return super().build_model(args, task)
+
+    def load_state_dict(self, state_dict, strict=True, model_cfg=None, args=None):
+        """fairseq's loading, refusing first a checkpoint of the other model (whose key
+        mismatch fairseq would report as a list of hundreds of parameter names)."""
+        theirs = any(k.startswith(INTERLINGUA_PREFIX) for k in state_dict)
+        ours = any(k.startswith(INTERLINGUA_PREFIX) for k in self.state_dict())
+        if theirs != ours:
+            kinds = ("an interlingua", "a plain Transformer")
+            raise ArchitectureMismatch(
+                f"the checkpoint holds {kinds[not theirs]} model but this is "
+                f"{kinds[not ours]} model ({type(self).__name__}): train into an empty "
+                "folder, or decode with the checkpoint's own architecture"
+            )
+        return super().load_state_dict(state_dict, strict, model_cfg, args)
 
     @classmethod
     def build_encoder(cls, args, src_dict, embed_tokens):

@@ -4,9 +4,11 @@ statistics for the bootstrap.
 The thesis's protocol, `mlrep.evaluate.mt`'s ``sacrebleu``: tokenizer ``zh`` for Chinese
 targets and ``13a`` otherwise; each direction keeps sacrebleu's signature. ``zst_bleu`` /
 ``sup_bleu`` are the means over the zero-shot / supervised directions (the thesis averages
-directions, then seeds); their per-sentence statistics, listed direction by direction with
-``groups`` saying where each direction's sentences lie, feed the report's paired bootstrap,
-which resamples within each direction and averages the directions' BLEU as the metric does.
+directions, then seeds), ``from_en_bleu`` / ``to_en_bleu`` over the supervised en→X / X→en
+ones (Chapter 7's split of the supervised average); their per-sentence statistics, listed
+direction by direction with ``groups`` saying where each direction's sentences lie, feed the
+report's paired bootstrap, which resamples within each direction and averages the
+directions' BLEU as the metric does.
 
 Every metric comes with its copy-the-source floor (``floor_<metric>``,
 `mlrep.report.metrics.FLOOR`): each direction's source sentences scored as the hypothesis
@@ -23,8 +25,15 @@ from pathlib import Path
 from mlrep.evaluate import mt
 from mlrep.evaluate.bleurt import Bleurt
 from mlrep.io import read_lines
-from mlrep.nmt.data import Direction, NmtDataError, read_pair
+from mlrep.nmt.data import PIVOT, Direction, NmtDataError, read_pair
 from mlrep.report.metrics import FLOOR
+
+
+def _means(d: Direction) -> list[str]:
+    """The averages direction `d` counts in (``zst``/``sup``, then ``from_en``/``to_en``)."""
+    if d.zero_shot:
+        return ["zst"]
+    return ["sup", "from_en" if d.src == PIVOT else "to_en"] if PIVOT in (d.src, d.tgt) else ["sup"]
 
 
 def _hypotheses(
@@ -45,8 +54,8 @@ def _bleu(hypotheses: dict[Direction, list[str]], references: dict[Direction, li
     """Corpus BLEU per direction, the zero-shot / supervised means, and their per-sentence
     statistics and groups."""
     per_direction: dict[str, dict] = {}
-    stats: dict[str, list[list[float]]] = {"zst_bleu": [], "sup_bleu": []}
-    groups: dict[str, list[tuple[str, int]]] = {"zst_bleu": [], "sup_bleu": []}
+    stats: dict[str, list[list[float]]] = {}
+    groups: dict[str, list[tuple[str, int]]] = {}
     for d, hyps in hypotheses.items():
         result = mt.score(mt.Protocol("sacrebleu"), hyps, references[d], d.tgt)
         per_direction[d.name] = {
@@ -55,14 +64,14 @@ def _bleu(hypotheses: dict[Direction, list[str]], references: dict[Direction, li
             "zero_shot": d.zero_shot,
             "lines": len(hyps),
         }
-        mean = "zst_bleu" if d.zero_shot else "sup_bleu"
-        stats[mean].extend(result.stats)
-        groups[mean].append((d.name, len(hyps)))
+        for mean in _means(d):
+            stats.setdefault(f"{mean}_bleu", []).extend(result.stats)
+            groups.setdefault(f"{mean}_bleu", []).append((d.name, len(hyps)))
     return {
         "metrics": _metrics(per_direction, "bleu"),
         "directions": per_direction,
-        "bleu_stats": {k: v for k, v in stats.items() if v},
-        "groups": {k: v for k, v in groups.items() if v},
+        "bleu_stats": stats,
+        "groups": groups,
     }
 
 
@@ -79,13 +88,13 @@ def score(hyp_dir: Path, text_dir: Path, wanted: Sequence[Direction]) -> dict:
 
 
 def _metrics(per_direction: dict[str, dict], name: str) -> dict[str, float]:
-    """``<name>_<dir>`` per direction and their means over zero-shot / supervised ones."""
+    """``<name>_<dir>`` per direction and their means (`_means`) over the directions there."""
     metrics = {f"{name}_{d}": v[name] for d, v in per_direction.items()}
-    for key, zero_shot in ((f"zst_{name}", True), (f"sup_{name}", False)):
-        values = [v[name] for v in per_direction.values() if v["zero_shot"] == zero_shot]
-        if values:
-            metrics[key] = sum(values) / len(values)
-    return metrics
+    members: dict[str, list[float]] = {}
+    for d, v in per_direction.items():
+        for mean in _means(Direction.parse(d)):
+            members.setdefault(f"{mean}_{name}", []).append(v[name])
+    return metrics | {key: sum(values) / len(values) for key, values in members.items()}
 
 
 def bleurt(

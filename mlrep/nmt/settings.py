@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from mlrep.cliutil import option_names, positive_int
 
@@ -70,6 +70,33 @@ class TrainSettings:
     )
     threads: int = field(default=1, metadata={"type": positive_int, "help": "CPU threads"})
     fp16: bool = field(default=False, metadata={"help": "mixed precision (GPU only)"})
+    # Chapter 7's interlingua (`mlrep.nmt.interlingua`): omissible, so a section that trains
+    # no interlingua (Chapter 8) has none of these keys and gets the plain Transformer
+    interlingua: Literal["none", "uni", "ls", "var"] = field(
+        default="none",
+        metadata={
+            "omissible": True,
+            "help": "interlingua queries: none (plain Transformer), uni, ls (fixed length), var",
+        },
+    )
+    interlingua_length: int = field(
+        default=0,
+        metadata={"omissible": True, "help": "the fixed interlingua length of uni and ls"},
+    )
+    max_interlingua_length: int = field(
+        default=256,
+        metadata={
+            "omissible": True,
+            "type": positive_int,
+            "help": "K: var's length classes (lengths < K)",
+        },
+    )
+    ia_weight: float = field(
+        default=1.0, metadata={"omissible": True, "help": "β: interlingua alignment loss"}
+    )
+    lp_weight: float = field(
+        default=0.1, metadata={"omissible": True, "help": "γ: length prediction loss"}
+    )
 
 
 TRAIN_VERB_SET = ("seed", "threads")  # TrainSettings fields that are no params.yaml keys

@@ -37,7 +37,8 @@ from typing import Any
 from mlrep.device import BatchPlan, plan_batch, visible
 from mlrep.io import atomic_write_text
 from mlrep.nmt import valid_log
-from mlrep.nmt.model import ARCHITECTURES, MODEL, USER_DIR
+from mlrep.nmt.interlingua import INTERLINGUA, InterlinguaError, interlingua_arch
+from mlrep.nmt.model import ARCHITECTURES, MODEL, USER_DIR, ArchitectureMismatch
 from mlrep.nmt.settings import TrainSettings
 from mlrep.nmt.variant import Variant
 from mlrep.train.checkpoint import Preempted
@@ -67,7 +68,7 @@ def fairseq_args(
         "--task=translation",
         "--source-lang=src",
         "--target-lang=tgt",
-        f"--arch={s.arch}",
+        *_model_flags(s),
         *variant.fairseq_flags(),
         "--share-all-embeddings",
         "--optimizer=adam",
@@ -77,7 +78,6 @@ def fairseq_args(
         f"--warmup-updates={s.warmup_updates}",
         "--warmup-init-lr=1e-07",
         f"--dropout={s.dropout}",
-        "--criterion=label_smoothed_cross_entropy",
         f"--label-smoothing={s.label_smoothing}",
         f"--max-tokens={plan.per_device}",
         f"--update-freq={plan.update_freq}",
@@ -101,6 +101,35 @@ def fairseq_args(
     if s.fp16:
         args.append("--fp16")
     return args
+
+
+def _model_flags(s: TrainSettings) -> list[str]:
+    """Architecture and criterion: the Transformer, or with an ``interlingua`` the interlingua
+    model of the same size (``arch`` names the size of both), its options, its criterion, and
+    checkpoints selected on the NMT loss alone (the thesis's selection)."""
+    if s.interlingua == "none":
+        return [f"--arch={s.arch}", "--criterion=label_smoothed_cross_entropy"]
+    if s.interlingua != "var" and s.interlingua_length <= 0:
+        raise InterlinguaError(
+            f"interlingua {s.interlingua} has a fixed length: set interlingua-length > 0"
+        )
+    flags = [
+        f"--arch={interlingua_arch(s.arch)}",
+        f"--interlingua-query={s.interlingua}",
+        f"--max-interlingua-length={s.max_interlingua_length}",
+        f"--criterion={INTERLINGUA}",
+        f"--ia-weight={s.ia_weight}",
+        f"--lp-weight={s.lp_weight}",
+        "--best-checkpoint-metric=nmt_loss",
+    ]
+    if s.interlingua_length:
+        flags.append(f"--interlingua-length={s.interlingua_length}")
+    return flags
+
+
+def model_name(s: TrainSettings) -> str:
+    """The fairseq model a run trains (recorded in ``train.json``)."""
+    return MODEL if s.interlingua == "none" else INTERLINGUA
 
 
 _received: list[str] = []  # the stop signals this process got (each rank records its own)
@@ -186,6 +215,21 @@ def _rank_main(cfg: Any, threads: int) -> None:
         fairseq_train.validate_and_save, fairseq_train.validate = originals
 
 
+def _check_resumable(checkpoint: Path, argv: list[str]) -> None:
+    """Refuse to resume a checkpoint of another architecture (fairseq's own refusal names no
+    architecture): the Transformer and the interlingua share a folder layout, not weights."""
+    import torch
+
+    saved = torch.load(checkpoint, map_location="cpu", weights_only=False)["cfg"]["model"]
+    saved_arch = getattr(saved, "arch", None)
+    arch = next(a.split("=", 1)[1] for a in argv if a.startswith("--arch="))
+    if saved_arch != arch:
+        raise ArchitectureMismatch(
+            f"{checkpoint}: a checkpoint of {saved_arch}, but this run trains {arch}: "
+            "train into an empty folder (or delete the old run)"
+        )
+
+
 def _free_port() -> int:
     """A local TCP port for the ranks of this job to meet on."""
     with socket.socket() as sock:
@@ -221,6 +265,8 @@ def train(
         argv.append(f"--distributed-init-method=tcp://localhost:{_free_port()}")
     cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, argv))
     resumed = (save_dir / LAST).exists()
+    if resumed:
+        _check_resumable(save_dir / LAST, argv)
     if not resumed:  # a job that died before its first checkpoint left rows of no model
         (save_dir / valid_log.VALID_LOG).unlink(missing_ok=True)
     _received.clear()
@@ -234,7 +280,7 @@ def train(
     extra = state["extra_state"]
     summary = {
         "system": name,
-        "model": MODEL,
+        "model": model_name(settings),
         "settings": asdict(settings),
         "updates": int(state["optimizer_history"][-1]["num_updates"]),
         "epochs": int(extra["train_iterator"]["epoch"]),

@@ -1,3 +1,4 @@
 """fairseq ``--user-dir`` entry: registers the mlrep plugins (fairseq imports this folder)."""
 
-import mlrep.nmt.model  # noqa: F401  (registration happens on import, once per process)
+# registration happens on import, once per process; the interlingua imports the Transformer
+import mlrep.nmt.interlingua  # noqa: F401
