@@ -37,7 +37,7 @@ def test_each_system_names_its_interlingua_and_only_fixed_ones_a_length():
         "interlingua_length": 17,
     }
     assert systems.settings("fixls", DATASET)["interlingua"] == "ls"
-    with pytest.raises(systems.SystemNameError, match="ch7_interlingua.systems"):
+    with pytest.raises(systems.SystemNameError, match=r"ch7_interlingua\.systems"):
         systems.settings("fixed", DATASET)
 
 
@@ -55,4 +55,15 @@ def test_train_values_take_the_dataset_then_the_system():
 def test_the_grid_trains_every_system_per_dataset_and_scores_the_pivot():
     assert len(grid.runs(SECTION)) == 8
     assert grid.scored_runs(SECTION)[-2:] == [("opus", "pivot", 1), ("iwslt", "pivot", 1)]
-    assert ("pivot" not in {s for _, s, _ in grid.scored_runs({**SECTION, "pivot": ""})})
+    assert "pivot" not in {s for _, s, _ in grid.scored_runs({**SECTION, "pivot": ""})}
+
+
+def test_metrics_read_the_validation_log_and_the_gold_scores_where_a_run_has_them():
+    assert grid.metrics_inputs("pivot") == ()
+    assert grid.metrics_inputs("mnmt") == grid.metrics_inputs("fixuni") == ("model",)
+    assert grid.metrics_inputs("var") == ("model", "gold_scores")
+    inputs = {"model": "RUN/model/train.json", "gold_scores": "RUN/scores_gold.json"}
+    assert grid.metrics_options(inputs) == (
+        "--gold-scores RUN/scores_gold.json --valid-log RUN/model/valid.jsonl"
+    )
+    assert grid.metrics_options({"scores": "RUN/scores.json"}) == ""

@@ -51,9 +51,9 @@ def test_chapter_7_rows_are_the_run_names_and_table_7_5_keys_its_unnamed_label_c
         tables.CellKey("opus/var", ("gold_bleu_de-en",))
     ]
     t73 = PUBLISHED["thesis-table-7.3"]
-    assert DEFINITIONS["thesis-table-7.3"].cell_key(t73.header, t73.rows[0], "pivot", "de-fr ←") == [
-        tables.CellKey("opus/pivot", ("bleu_fr-de",))
-    ]
+    assert DEFINITIONS["thesis-table-7.3"].cell_key(
+        t73.header, t73.rows[0], "pivot", "de-fr ←"
+    ) == [tables.CellKey("opus/pivot", ("bleu_fr-de",))]
 
 
 def test_cell_templates_name_run_metric_and_seed():

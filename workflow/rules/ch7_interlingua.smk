@@ -13,12 +13,9 @@ as a whole and merges params by name, so each rule below restates the first grou
 the params whose values are Chapter 7's.
 """
 
-import os
-
 from mlrep.chapters.ch7_interlingua import grid as ch7_grid
 from mlrep.chapters.ch7_interlingua import systems as ch7_systems
 from mlrep.nmt import settings as nmt_settings
-from mlrep.nmt import valid_log as nmt_valid_log
 
 CH7 = CFG["ch7_interlingua"]
 CH7_CHAPTER = "ch7_interlingua"
@@ -42,6 +39,9 @@ CH7_ANY_WILDCARDS = {**CH7_WILDCARDS, "run": f"{ch7_systems.PATTERN}|{ch7_system
 # gold-length decoding: the systems that predict their interlingua's length
 CH7_GOLD_WILDCARDS = {**CH7_WILDCARDS, "run": "|".join(ch7_systems.PREDICTED_LENGTH)}
 
+# what a run's metrics step may read beside its scores (grid.metrics_inputs)
+CH7_METRICS_INPUTS = {"model": CH7_MODEL, "gold_scores": CH7_SCORES_GOLD}
+
 # the preprocess subword setting each dataset reads (its encoded files and their corpus lines)
 CH7_SUBWORDS = {d: spec["subwords"] for d, spec in CH7["datasets"].items()}
 CHAPTER_DATA[CH7_CHAPTER] = [
@@ -55,12 +55,6 @@ CHAPTER_TARGETS[CH7_CHAPTER] = [
 ]
 
 
-def ch7_encoded(wildcards, part):
-    """The dataset's subword files (part 1) or the corpus lines each was made from (part 0)."""
-    pairs = preprocess_plan.encoded_files(PRE, PATHS, CH7_SUBWORDS[wildcards.dataset])
-    return [str(pair[part]) for pair in pairs]
-
-
 localrules:
     ch7_interlingua,
 
@@ -68,7 +62,10 @@ localrules:
 use rule ch8_prepare as ch7_prepare with:
     input:
         corpora=lambda w: preprocess_plan.corpus_folders(PRE, PATHS, CH7_SUBWORDS[w.dataset]),
-        encoded=lambda w: ch7_encoded(w, 1),
+        encoded=lambda w: [
+            str(sub)
+            for _, sub in preprocess_plan.encoded_files(PRE, PATHS, CH7_SUBWORDS[w.dataset])
+        ],
     output:
         directory(CH7_DATA),
     log:
@@ -77,7 +74,10 @@ use rule ch8_prepare as ch7_prepare with:
         **CH7_WILDCARDS,
     params:
         section=CH7_CHAPTER,
-        raw=lambda w: ch7_encoded(w, 0),
+        raw=lambda w: [
+            str(raw)
+            for raw, _ in preprocess_plan.encoded_files(PRE, PATHS, CH7_SUBWORDS[w.dataset])
+        ],
         detokenize=lambda w: flags_from(
             {
                 "subword_method": preprocess_plan.subword_setting(
@@ -183,29 +183,10 @@ use rule ch7_score as ch7_score_gold with:
         **CH7_GOLD_WILDCARDS,
 
 
-def ch7_metrics_inputs(wildcards):
-    """A trained system's validation log comes with its model (Fig 7.3); a length-predicting
-    system's gold-length scores (Table 7.5)."""
-    if wildcards.run == ch7_systems.PIVOT_SYSTEM:
-        return {}
-    gold = {"gold_scores": CH7_SCORES_GOLD} if wildcards.run in ch7_systems.PREDICTED_LENGTH else {}
-    return {"model": CH7_MODEL, **gold}
-
-
-def ch7_metrics_options(wildcards, input):
-    """`--gold-scores` and `--valid-log` (the model's validation log) where the run has them."""
-    options = []
-    if "gold_scores" in input.keys():
-        options.append(f"--gold-scores {input.gold_scores}")
-    if "model" in input.keys():
-        valid_log = os.path.join(os.path.dirname(input.model), nmt_valid_log.VALID_LOG)
-        options.append(f"--valid-log {valid_log}")
-    return " ".join(options)
-
-
 use rule ch8_metrics as ch7_metrics with:
     input:
-        unpack(ch7_metrics_inputs),
+        # a trained system's model (its validation log), var's gold-length scores
+        unpack(lambda w: {k: CH7_METRICS_INPUTS[k] for k in ch7_grid.metrics_inputs(w.run)}),
         scores=CH7_SCORES,
         hyp=CH7_HYP,
         # the test sources, for the off-target rate's copy-the-source floor
@@ -218,7 +199,7 @@ use rule ch8_metrics as ch7_metrics with:
         **CH7_ANY_WILDCARDS,
     params:
         section=CH7_CHAPTER,
-        analyses=ch7_metrics_options,
+        analyses=lambda wildcards, input: ch7_grid.metrics_options(dict(input.items())),
         flags=flags_from({f"off_target_{k}": v for k, v in CH7["off_target"].items()}),
 
 

@@ -35,8 +35,8 @@ class SystemNameError(MlrepError):
 
 def settings(system: str, dataset: Mapping[str, Any]) -> dict[str, Any]:
     """The generic options that make `system` on `dataset` (its params.yaml mapping): the tag
-    format, the interlingua mode, and for a fixed-length system the dataset's fixed length (17, 21, 30 in
-    the thesis), which no other system reads."""
+    format, the interlingua mode, and for a fixed-length system the dataset's fixed length
+    (17, 21, 30 in the thesis), which no other system reads."""
     if system not in INTERLINGUA:
         raise SystemNameError(
             f"{system!r} is not a Chapter 7 system; expected one of {', '.join(INTERLINGUA)} "
