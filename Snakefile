@@ -48,8 +48,9 @@ include: "workflow/rules/datasets.smk"
 include: "workflow/rules/cluster.smk"
 
 
-# one rule file per built chapter of the registry (mlrep/chapters/__init__.py)
-for chapter in mlrep_chapters.built():
+# one rule file per built chapter of the registry (mlrep/chapters/__init__.py), a chapter
+# after the one whose rules it reuses
+for chapter in mlrep_chapters.include_order():
 
     include: chapter.rules
 

@@ -53,32 +53,38 @@ def dataset_references(config: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
             yield f"{here}.corpus", spec["corpus"]
 
 
+# the chapters whose NMT datasets are read through the preprocessing's subword settings
+NMT_SECTIONS = ("ch7_interlingua", "ch8_layernorm")
+
+
 def _references(
     config: Mapping[str, Any], entries: Mapping[str, registry.Dataset]
 ) -> list[Problem]:
     """What the schema cannot see: names that must be keys elsewhere in the config or in the
     dataset registry. Unchecked, a rule file fails on them with a bare KeyError, or Snakemake
     with a missing input far from the key that named it."""
-    ems, ch8, data = config["ch2_ems"], config["ch8_layernorm"], config["data"]
-    datasets, baselines = list(ch8["datasets"]), list(ems["baselines"])
+    ems, data = config["ch2_ems"], config["data"]
+    baselines = list(ems["baselines"])
     pre = config["preprocess"]
     settings, preprocessed = list(pre["subwords"]["settings"]), list(pre["datasets"])
     problems = []
-    for name, spec in ch8["datasets"].items():
-        key = f"ch8_layernorm.datasets.{name}.subwords"
-        problems += _unknown(key, spec["subwords"], settings, "preprocess.subwords.settings")
+    for section in NMT_SECTIONS:
+        for name, spec in config[section]["datasets"].items():
+            key = f"{section}.datasets.{name}.subwords"
+            problems += _unknown(key, spec["subwords"], settings, "preprocess.subwords.settings")
     for name, spec in pre["subwords"]["settings"].items():
         key = f"preprocess.subwords.settings.{name}.dataset"
         problems += _unknown(key, spec["dataset"], preprocessed, "preprocess.datasets")
     problems += _unknown(
         "align.dataset", config["align"]["dataset"], preprocessed, "preprocess.datasets"
     )
-    for i, name in enumerate(ch8["run_datasets"]):
-        key = f"ch8_layernorm.run_datasets[{i}]"
-        problems += _unknown(key, name, datasets, "ch8_layernorm.datasets")
-    for i, run in enumerate(ch8["extra_runs"]):  # <dataset>/<system>/seed<N>
-        key = f"ch8_layernorm.extra_runs[{i}]"
-        problems += _unknown(key, run.split("/")[0], datasets, "ch8_layernorm.datasets")
+    for section in NMT_SECTIONS:
+        nmt = config[section]
+        datasets, where = list(nmt["datasets"]), f"{section}.datasets"
+        for i, name in enumerate(nmt["run_datasets"]):
+            problems += _unknown(f"{section}.run_datasets[{i}]", name, datasets, where)
+        for i, run in enumerate(nmt.get("extra_runs", [])):  # <dataset>/<system>/seed<N>
+            problems += _unknown(f"{section}.extra_runs[{i}]", run.split("/")[0], datasets, where)
     for i, name in enumerate(ems["baseline_runs"]):
         problems += _unknown(f"ch2_ems.baseline_runs[{i}]", name, baselines, "ch2_ems.baselines")
     for name in ems["stand_ins"]:

@@ -59,7 +59,10 @@ def test_rule_names_begin_with_their_chapter_prefix(rules):
     """A chapter's rules carry its prefix; a generic area's rules carry none."""
     owner: dict[str, str] = {}
     for path in [REPO / "Snakefile", *sorted((REPO / "workflow/rules").glob("*.smk"))]:
-        for name in re.findall(r"^\s*rule (\w+):", path.read_text(), re.MULTILINE):
+        # a rule of its own, or one derived from another's (`use rule a as b with:`)
+        pattern = r"^\s*(?:rule (\w+):|use rule \w+ as (\w+)\b)"
+        for found in re.findall(pattern, path.read_text(), re.MULTILINE):
+            name = found[0] or found[1]
             owner[name] = path.stem
     # (a rule file may define a rule only under some settings: gather_text with shards > 1)
     assert set(rules) <= set(owner), "every rule the workflow lists comes from a rule file"
@@ -98,3 +101,21 @@ def test_the_test_suite_trains_each_built_chapter_once_in_its_shared_tiny_projec
 def test_unknown_chapter_is_a_clear_error():
     with pytest.raises(chapters.UnknownChapterError, match="onealigner"):
         chapters.get("oneligner")
+
+
+def test_a_chapter_is_included_after_the_chapter_whose_rules_it_reuses(monkeypatch):
+    order = [c.id for c in chapters.include_order()]
+    assert sorted(order) == sorted(c.id for c in chapters.built())
+    for chapter in chapters.built():
+        if chapter.reuses:
+            assert order.index(chapter.reuses) < order.index(chapter.id), order
+    # Chapter 7 derives its rules from Chapter 8's, which the registry lists later
+    assert order.index("ch8_layernorm") < order.index("ch7_interlingua")
+    a = chapters.Chapter("a", "a", "A", True, reuses="b")
+    b = chapters.Chapter("b", "b", "B", True, reuses="a")
+    monkeypatch.setattr(chapters, "REGISTRY", (a, b))
+    with pytest.raises(chapters.MlrepError, match="cycle"):
+        chapters.include_order()
+    monkeypatch.setattr(chapters, "REGISTRY", (a, chapters.Chapter("b", "b", "B", False)))
+    with pytest.raises(chapters.MlrepError, match="not built"):
+        chapters.include_order()

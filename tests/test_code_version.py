@@ -158,8 +158,15 @@ def test_each_dvc_stage_lists_the_code_and_rule_files_of_the_jobs_it_runs(workdi
     assert not problems, "\n".join(problems)
 
 
-# `all` and the chapters' summaries at tiny scale: the data, both chapters and the report
-TARGETS = ("all", "results/metrics/ch2_ems.json", "results/metrics/ch8_layernorm.json")
+# `all` and the chapters' summaries at tiny scale: the data, the chapters and the report
+TARGETS = (
+    "all",
+    "results/metrics/ch2_ems.json",
+    "results/metrics/ch7_interlingua.json",
+    "results/metrics/ch8_layernorm.json",
+)
+# the NMT model's decoding steps of Chapter 7 (its pivot runs at tiny, Chapter 8's does not)
+CH7_DECODING = ("ch7_translate", "ch7_translate_gold", "ch7_translate_pivot")
 
 
 def with_mlrep(project: Path) -> dict[str, str]:
@@ -234,17 +241,25 @@ def comments_only(text: str) -> str:
 @pytest.mark.parametrize(
     ("module", "change", "reruns"),
     [
-        ("nmt/model.py", at_import, {"ch8_train", "ch8_translate", "ch8_states"}),
+        (
+            "nmt/model.py",
+            at_import,
+            {"ch8_train", "ch8_translate", "ch8_states", "ch7_train", *CH7_DECODING},
+        ),
         ("nmt/model.py", comments_only, set()),
         ("embed/model.py", at_import, {"ch2_prepare", "ch2_train", *CH2_EVALUATIONS}),
         # the chapter summaries hold the ledger's verdicts, which `fill` computes
         ("report/fill.py", at_import, {"report", "chapter_summary"}),
         # the off-target rate: not the metric names, which data preparation imports from the
         # same module to check the row it writes
-        ("nmt/metrics.py", in_function("off_target"), {"ch8_metrics"}),
+        ("nmt/metrics.py", in_function("off_target"), {"ch8_metrics", "ch7_metrics"}),
         # ... but a statement that runs on import reruns every job whose code imports it, and
         # every job that writes metrics imports each chapter's metric names
-        ("nmt/metrics.py", at_import, {"ch8_prepare", "ch8_metrics", *CH2_EVALUATIONS}),
+        (
+            "nmt/metrics.py",
+            at_import,
+            {"ch8_prepare", "ch8_metrics", "ch7_prepare", "ch7_metrics", *CH2_EVALUATIONS},
+        ),
     ],
     ids=[
         "nmt-model",

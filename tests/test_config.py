@@ -166,6 +166,17 @@ def test_a_string_the_schema_cannot_read_as_its_type_is_still_reported():
             "preprocess.subwords.settings (did you mean 'iwslt'?)",
         ),
         (
+            "ch7_interlingua.run_datasets",
+            ["opus", "wmt"],
+            "ch7_interlingua.run_datasets[1]: 'wmt' is not in ch7_interlingua.datasets",
+        ),
+        (
+            "ch7_interlingua.datasets.opus.subwords",
+            "opsu",
+            "ch7_interlingua.datasets.opus.subwords: 'opsu' is not in "
+            "preprocess.subwords.settings (did you mean 'opus'?)",
+        ),
+        (
             "preprocess.subwords.settings.iwslt.dataset",
             "wmt",
             "preprocess.subwords.settings.iwslt.dataset: 'wmt' is not in preprocess.datasets",

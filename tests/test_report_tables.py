@@ -36,6 +36,26 @@ def test_row_keys_follow_the_thesis_conventions():
     assert keys[:2] == ["labse-0", "fewer-layers-1"] and len(set(keys)) == len(t31.rows)
 
 
+def test_chapter_7_rows_are_the_run_names_and_table_7_5_keys_its_unnamed_label_column():
+    """Tables 7.2-7.4 name their rows by the runs (aliases), as Fig 7.3 and the claims do;
+    Table 7.5's label column has an empty header, which ``{}`` names (not ``{}``, ``{}-2``)."""
+    systems = ["mnmt", "fixuni", "fixls", "var"]
+    floor = tables.FLOOR_ROW  # the copy-the-source row below them
+    assert filled("thesis-table-7.2", Results("tiny")).row_keys == ["pivot", *systems, floor]
+    assert filled("thesis-table-7.4", Results("tiny")).row_keys == [*systems, floor]
+    t75 = PUBLISHED["thesis-table-7.5"]
+    definition = DEFINITIONS["thesis-table-7.5"]
+    keys = definition.row_keys(t75.header, t75.rows)
+    assert keys == ["accuracy", "difference", "predicted", "gold"]
+    assert definition.cell_key(t75.header, t75.rows[3], "gold", "de") == [
+        tables.CellKey("opus/var", ("gold_bleu_de-en",))
+    ]
+    t73 = PUBLISHED["thesis-table-7.3"]
+    assert DEFINITIONS["thesis-table-7.3"].cell_key(
+        t73.header, t73.rows[0], "pivot", "de-fr ←"
+    ) == [tables.CellKey("opus/pivot", ("bleu_fr-de",))]
+
+
 def test_cell_templates_name_run_metric_and_seed():
     definition = DEFINITIONS["thesis-table-E.5"]
     table = PUBLISHED["thesis-table-E.5"]

