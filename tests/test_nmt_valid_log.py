@@ -79,3 +79,13 @@ def test_the_hook_records_each_subset_with_a_plugged_in_metric(tmp_path):
     trainer.get_num_updates = lambda: 12
     validate(cfg, trainer, None, epoch_itr, ["valid"])
     assert len(valid_log.read(tmp_path / valid_log.VALID_LOG)) == 2
+
+
+def test_epoch_nmt_losses_read_each_epochs_end_and_prefer_the_criterions_nmt_loss() -> None:
+    rows = [
+        valid_log.row(1, 50, False, "valid", {"loss": 9.0}),
+        valid_log.row(1, 80, True, "valid", {"loss": 8.0}),
+        valid_log.row(2, 160, True, "valid", {"loss": 7.5, "nmt_loss": 6.0}),
+        valid_log.row(2, 160, True, "test", {"loss": 1.0}),
+    ]
+    assert valid_log.epoch_nmt_losses(rows) == {1: 8.0, 2: 6.0}

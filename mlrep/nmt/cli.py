@@ -187,7 +187,7 @@ def _bleurt(args: argparse.Namespace) -> int:
 
 def _metrics(args: argparse.Namespace) -> int:
     from mlrep.io import read_lines
-    from mlrep.nmt import metrics
+    from mlrep.nmt import metrics, valid_log
     from mlrep.nmt.data import PIVOT, Direction, NmtDataError, read_pair
     from mlrep.nmt.prepare import read_subwords
     from mlrep.report.metrics import FLOOR
@@ -216,6 +216,9 @@ def _metrics(args: argparse.Namespace) -> int:
         name: path for name, path in (("sup", args.probe_sup), ("zst", args.probe_zst)) if path
     }
     extra.update(metrics.layer_metrics(probes, args.svcca))
+    if args.valid_log:
+        losses = valid_log.epoch_nmt_losses(valid_log.read(args.valid_log))
+        extra.update({f"valid_nmt_loss_{epoch}": loss for epoch, loss in losses.items()})
     if args.bleurt:
         extra.update(json.loads(args.bleurt.read_text(encoding="utf-8"))["metrics"])
     bleu_stats = dict(scores["bleu_stats"])
@@ -374,6 +377,9 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     mt.add_argument("--probe-zst", type=Path)
     mt.add_argument("--svcca", type=Path)
     mt.add_argument("--bleurt", type=Path, help="`mlrep nmt bleurt`'s output (full scale)")
+    mt.add_argument(
+        "--valid-log", type=Path, help="the run's valid.jsonl: the NMT loss at each epoch's end"
+    )
     mt.add_argument(
         "--gold-scores", type=Path, help="`mlrep nmt score` of a --gold-length decode (Ch. 7)"
     )

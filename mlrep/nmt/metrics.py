@@ -46,6 +46,8 @@ PATTERNS: tuple[str, ...] = (
     # metrics: probe accuracy per layer (`layer_metrics`), encoder SVCCA per layer
     "llr_{sup|zst}_{src|tgt}_{enc|dec}{k}",
     "svcca_l{k}",
+    # metrics --valid-log: the validation NMT loss at the end of epoch k (`valid_log`)
+    "valid_nmt_loss_{k}",
 )
 
 

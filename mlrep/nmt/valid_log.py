@@ -67,3 +67,15 @@ def append(path: Path, new: dict[str, Any]) -> None:
     replaying what its checkpoint did not keep), atomically."""
     kept = [r for r in read(path) if r["subset"] != new["subset"] or r["updates"] < new["updates"]]
     atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in (*kept, new)))
+
+
+def epoch_nmt_losses(rows: list[dict[str, Any]], subset: str = "valid") -> dict[int, float]:
+    """The NMT loss of each end-of-epoch validation of `subset`, by epoch: the criterion's
+    ``nmt_loss`` where it logs one beside a total (the interlingua's L_NMT, apart from its
+    L_IA and L_LP), fairseq's ``loss`` otherwise (label-smoothed cross-entropy is all of it),
+    so curves of both kinds of model read one quantity (Chapter 7's Fig. 7.3)."""
+    return {
+        int(r["epoch"]): float(r.get("nmt_loss", r["loss"]))
+        for r in rows
+        if r["subset"] == subset and r["end_of_epoch"]
+    }
