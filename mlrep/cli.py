@@ -21,6 +21,7 @@ from mlrep.align import cli as align_cli
 from mlrep.cliutil import common_options
 from mlrep.data import cli as data_cli
 from mlrep.data import registry_cli
+from mlrep.embed import cli as embed_cli
 from mlrep.errors import MlrepError
 from mlrep.evaluate import cli as evaluate_cli
 from mlrep.nmt import cli as nmt_cli
@@ -62,6 +63,7 @@ AREAS: tuple[Register, ...] = (
     report_cli.register,
     evaluate_cli.register,
     nmt_cli.register,
+    embed_cli.register,
 )
 
 

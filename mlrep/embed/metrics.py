@@ -10,6 +10,9 @@ PATTERNS: tuple[str, ...] = (
     "tatoeba_{lang3}",
     "heldout_{lang}",
     "heldout_avg",
+    # mlrep.embed.distill: a student's P_E and training throughput (LEALLA's speed)
+    "encoder_parameters",
+    "sentences_per_second",
     # mlrep.embed.benchmarks: Flores pairs and group means, BUCC F1, ParaCrawl P@1
     "flores_{src}-{tgt}",
     "flores_{group}",

