@@ -55,6 +55,18 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("ch2", "train"): [(embed.EmsConfig, embed.FROM_DATA), (embed.TrainSettings, embed.VERB_SET)],
     ("ch2", "evaluate"): [(embed.EvaluateSettings, ())],
     ("ch2", "baseline"): [(embed.EvaluateSettings, ())],
+    ("embed", "teacher-cache"): [(embed.TeacherSettings, ())],
+    ("embed", "distill"): [
+        (embed.StudentConfig, embed.STUDENT_FROM_DATA),
+        (embed.DistillConfig, embed.DISTILL_FROM_DATA),
+        (embed.TrainSettings, embed.VERB_SET),
+    ],
+    ("embed", "reduce"): [
+        (embed.ReduceSettings, ()),
+        (embed.TrainSettings, embed.VERB_SET),
+        (embed.DistillConfig, (*embed.DISTILL_FROM_DATA, *embed.NOT_AMS)),
+    ],
+    ("embed", "evaluate"): [(embed.EvaluateSettings, ())],
     ("report", "build"): [(fill.ReportSettings, ())],
     ("report", "summary"): [(fill.ReportSettings, ())],
     ("data", "fetch"): [(download.Policy, download.CALLER_SET)],
