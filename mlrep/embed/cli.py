@@ -175,36 +175,83 @@ def _reduce(args: argparse.Namespace) -> int:
     return 0
 
 
-def _evaluate(args: argparse.Namespace) -> int:
-    """metrics.json of a distilled student: held-out retrieval, Tatoeba, P and P_E."""
-    import torch
-
+def _student(args: argparse.Namespace, evaluation, info: dict[str, Any]):
+    """(Tatoeba encoder, metrics) of a distilled student: held-out retrieval of the prepared
+    test split and, from its train.json, P, P_E, the final loss and throughput."""
     from mlrep.device import visible
     from mlrep.embed import distill, evaluate
     from mlrep.embed.data import PairArrays, Tokenizer
-    from mlrep.report.metrics import Scores, write
+    from mlrep.report.metrics import Scores
+
+    batch_size = evaluation.encode_batch_size
+    model = distill.load_model(_require(args.model, "mlrep embed distill"))
+    model.to(visible().device)
+    summary = json.loads((args.model.parent / distill.SUMMARY_FILE).read_text())
+    keep = ("final_loss", "sec_per_1k_steps", "sentences_per_second")
+    metrics = Scores({k: summary[k] for k in keep if summary.get(k) is not None})
+    metrics.update({k: summary[k] for k in ("parameters", "encoder_parameters")})  # P, P_E
+    test = PairArrays.load(_require(args.data / "test.npz", "mlrep ch2 prepare"))
+    metrics.update(evaluate.heldout(model, test, info["languages"], batch_size))
+    tokenizer = Tokenizer(args.data / "spm.model", info["lowercase"], info["max_tokens"])
+    return (lambda: evaluate.encoder(model, tokenizer, batch_size)), metrics, {}
+
+
+def _teacher(args: argparse.Namespace, evaluation, info: dict[str, Any]):
+    """(Tatoeba encoder, metrics, recorded) of the frozen teacher, through a reduction layer
+    (``--reduction``) or at full width: held-out retrieval from its cached test vectors."""
+    from mlrep.device import visible
+    from mlrep.embed import evaluate, reduce, teacher
+    from mlrep.embed.data import PairArrays
+    from mlrep.embed.train import SUMMARY_FILE
+
+    if args.teacher_cache is None:
+        raise MissingInputError("scoring the teacher (no --model) needs --teacher-cache")
+    _, settings = settings_from(
+        args,
+        embed_settings.TeacherSettings,
+        (f"{args.section}.teacher",),
+        encode_batch_size=evaluation.encode_batch_size,
+    )
+    vectors = _cached(args, "test")
+    weight = bias = None
+    if args.reduction is not None:
+        made = _require(args.reduction, "mlrep embed reduce")
+        dim = json.loads((made.parent / SUMMARY_FILE).read_text())["dim"]
+        weight, bias = reduce.load_projection(made, vectors.dim, dim)
+    reduced = vectors if weight is None else reduce.project_pairs(vectors, weight, bias)
+    test = PairArrays.load(_require(args.data / "test.npz", "mlrep ch2 prepare"))
+    reduced.check(len(test), "evaluate")
+    metrics = evaluate.heldout_by_language(
+        lambda rows: (reduced.src[rows], reduced.tgt[rows]), test.tgt_lang, info["languages"]
+    )
+
+    def encoder():
+        batch, device = settings.encode_batch_size, visible().device
+        encode = teacher.load(settings.loader, settings.teacher, batch, device, args.threads).encode
+        return encode if weight is None else reduce.encoder(encode, weight, bias)
+
+    recorded = {"teacher": asdict(settings), "reduction": str(args.reduction)}
+    return encoder, metrics, recorded
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    """metrics.json of a distilled student (``--model``) or of the teacher, reduced or not:
+    held-out retrieval of the prepared test split and Tatoeba (``--tatoeba``)."""
+    import torch
+
+    from mlrep.embed import evaluate
+    from mlrep.report.metrics import write
 
     torch.set_num_threads(args.threads)
     scale, evaluation = settings_from(
         args, embed_settings.EvaluateSettings, (f"{args.section}.evaluate",)
     )
-    batch_size = evaluation.encode_batch_size
-    model = distill.load_model(_require(args.model, "mlrep embed distill"))
-    model.to(visible().device)
     info = _languages(args.data)
-    summary = json.loads((args.model.parent / distill.SUMMARY_FILE).read_text())
-    keep = ("final_loss", "sec_per_1k_steps", "sentences_per_second")
-    metrics = Scores({k: summary[k] for k in keep if summary.get(k) is not None})
-    metrics.update(
-        {k: summary[k] for k in ("parameters", "encoder_parameters")}  # P, P_E (Table 3.1)
-    )
-    test = PairArrays.load(_require(args.data / "test.npz", "mlrep ch2 prepare"))
-    metrics.update(evaluate.heldout(model, test, info["languages"], batch_size))
+    scored = _student if args.model is not None else _teacher
+    encoder, metrics, recorded = scored(args, evaluation, info)
     if args.tatoeba is not None:
-        tokenizer = Tokenizer(args.data / "spm.model", info["lowercase"], info["max_tokens"])
-        encode = evaluate.encoder(model, tokenizer, batch_size)
         folder = _require(args.tatoeba, "snakemake " + str(args.tatoeba))
-        metrics.update(evaluate.tatoeba(encode, folder, evaluation.tatoeba_pairs))
+        metrics.update(evaluate.tatoeba(encoder(), folder, evaluation.tatoeba_pairs))
     write(
         args.out,
         args.section,
@@ -215,7 +262,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         sentence_scores=metrics.sentence_scores,
         groups=metrics.groups,
     )
-    evaluated = {"evaluate": asdict(evaluation), "tatoeba": str(args.tatoeba)}
+    evaluated = {"evaluate": asdict(evaluation), "tatoeba": str(args.tatoeba), **recorded}
     record(args.out.parent, "embed evaluate", {"scale": scale, args.section: evaluated})
     print(json.dumps({"heldout_avg": round(metrics.metrics.get("heldout_avg", 0.0), 2)}))
     return 0
@@ -270,11 +317,20 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     red.set_defaults(func=_reduce)
 
-    ev = sub.add_parser("evaluate", parents=[base], help="metrics.json of a distilled student")
-    ev.add_argument("--model", type=Path, required=True, help="a distill run's model.pt")
+    ev = sub.add_parser(
+        "evaluate", parents=[base], help="metrics.json of a student, or of the teacher (reduced)"
+    )
+    scored = ev.add_mutually_exclusive_group()
+    scored.add_argument("--model", type=Path, help="a distill run's model.pt (else: the teacher)")
+    scored.add_argument(
+        "--reduction", type=Path, help="the teacher through a reduce width's model.pt"
+    )
+    ev.add_argument("--teacher-cache", type=Path, help="the teacher's cache (teacher scoring)")
     ev.add_argument("--tatoeba", type=Path, help="normalised Tatoeba folder")
     ev.add_argument("--out", type=Path, required=True, help="metrics.json to write")
     ev.add_argument("--run", required=True, help="the run's name in the chapter's tables")
     ev.add_argument("--seed", type=int, required=True)
     add_options(ev, embed_settings.EvaluateSettings)
+    # the teacher's batch is the evaluation's (EvaluateSettings.encode_batch_size)
+    add_options(ev, embed_settings.TeacherSettings, skip=("encode_batch_size",))
     ev.set_defaults(func=_evaluate)

@@ -63,18 +63,34 @@ def tatoeba(encode: Encode, folder: Path, limit: int = 0) -> Scores:
 def heldout(model: Embedder, data: PairArrays, languages: list[str], batch_size: int) -> Scores:
     """P@1 of the embedded corpus's test pairs (both directions, cosine), per language and
     averaged, with chance and hits."""
-    scores = Scores()
-    for index in sorted(set(data.tgt_lang.tolist())):
-        rows = np.flatnonzero(data.tgt_lang == index)
-        if len(rows) < 2:
-            continue
+
+    def embed(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         src = [
             data.src_tokens[data.src_offsets[r] : data.src_offsets[r + 1]].tolist() for r in rows
         ]
         tgt = [
             data.tgt_tokens[data.tgt_offsets[r] : data.tgt_offsets[r + 1]].tolist() for r in rows
         ]
-        r = retrieval.evaluate(embed_ids(model, tgt, batch_size), embed_ids(model, src, batch_size))
+        return embed_ids(model, src, batch_size), embed_ids(model, tgt, batch_size)
+
+    return heldout_by_language(embed, data.tgt_lang, languages)
+
+
+def heldout_by_language(
+    embed: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    tgt_lang: np.ndarray,
+    languages: list[str],
+) -> Scores:
+    """``heldout_<lang>`` and ``heldout_avg`` of any encoder: `embed(rows)` gives the (source,
+    target) vectors of those test rows, so a model and a teacher's cached vectors (through a
+    reduction layer) are scored by one protocol."""
+    scores = Scores()
+    for index in sorted(set(tgt_lang.tolist())):
+        rows = np.flatnonzero(tgt_lang == index)
+        if len(rows) < 2:
+            continue
+        src, tgt = embed(rows)
+        r = retrieval.evaluate(tgt, src)
         scores.add(f"heldout_{languages[index]}", r["p_at_1"], r["chance"], r["hits"])
     if scores.metrics:
         scores.mean("heldout_avg", [k for k in scores.metrics if k.startswith("heldout_")])

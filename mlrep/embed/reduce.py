@@ -127,6 +127,11 @@ def project(vectors: np.ndarray, weight: torch.Tensor, bias: torch.Tensor) -> np
         return (torch.from_numpy(np.asarray(vectors)) @ weight.T + bias).numpy()
 
 
+def project_pairs(teacher: TeacherPairs, weight: torch.Tensor, bias: torch.Tensor) -> TeacherPairs:
+    """Both sides of cached teacher pairs through the layer."""
+    return TeacherPairs(project(teacher.src, weight, bias), project(teacher.tgt, weight, bias))
+
+
 def encoder(encode: Encode, weight: torch.Tensor, bias: torch.Tensor) -> Encode:
     """The reduced teacher as an encoder of text, for the benchmarks' protocols (Tatoeba,
     mining): the teacher's vectors through the trained layer."""
@@ -136,10 +141,9 @@ def encoder(encode: Encode, weight: torch.Tensor, bias: torch.Tensor) -> Encode:
 def heldout(teacher: TeacherPairs, weight: torch.Tensor | None, bias=None) -> Scores:
     """``heldout_avg``: P@1 of the held-out pairs (both directions, cosine) through the layer;
     `weight` None scores the teacher's own vectors (the full-width row)."""
-    src, tgt = teacher.src, teacher.tgt
     if weight is not None:
-        src, tgt = project(src, weight, bias), project(tgt, weight, bias)
-    r = retrieval.evaluate(np.ascontiguousarray(tgt), np.ascontiguousarray(src))
+        teacher = project_pairs(teacher, weight, bias)
+    r = retrieval.evaluate(np.ascontiguousarray(teacher.tgt), np.ascontiguousarray(teacher.src))
     scores = Scores()
     scores.add("heldout_avg", r["p_at_1"], r["chance"], r["hits"])
     return scores
