@@ -104,6 +104,13 @@ def test_a_cache_whose_count_differs_from_the_sentences_is_refused(cached, tmp_p
     assert "cached teacher embeddings" in error and "cache again" in error
     assert "train.src.txt" in error
     assert not (tmp_path / "run").exists()  # refused before anything is built
+    # a rerun of the cache step reuses a cache that fits, and refuses this one
+    again = ["embed", "teacher-cache", *COMMON, "--data", str(prepared), *TEACHER]
+    written = (cache / "train.src.npy").stat().st_mtime_ns
+    assert cli.main([*again, "--out", str(cache)]) == 0
+    assert (cache / "train.src.npy").stat().st_mtime_ns == written
+    assert cli.main([*again, "--out", str(broken)]) == 2
+    assert "cache again" in capsys.readouterr().err
 
 
 def test_reduce_trains_the_ladder_scores_it_and_a_rerun_resumes(cached, tmp_path, capsys):
