@@ -5,8 +5,8 @@ preparation (``mlrep ch2 prepare``: ``<split>.npz`` pairs and their ``<split>.<s
 sentences). Flags are the params.yaml keys of the chapter section named by ``--section``:
 ``teacher`` for teacher-cache, ``student`` + ``objective`` + ``train`` for distill, ``reduce``
 (its ``dims`` and any training key it overrides) + ``train`` + ``objective`` (AMS's margin and
-temperature) for reduce, ``evaluate`` for evaluate. Rules pass every value; a flag left out is
-read from ``--params``.
+temperature) for reduce, ``evaluate`` (+ ``teacher`` when it scores the teacher) for
+evaluate. Rules pass every value; a flag left out is read from ``--params``.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _languages(data: Path) -> dict[str, Any]:
 
 def _cached(args: argparse.Namespace, split: str):
     """The teacher's cached vectors of both sides of a prepared split, each checked against
-    the sentences it encodes, and their rows against the split's pairs."""
+    the sentences it encodes (their rows against the pairs: `TeacherPairs.check`)."""
     from mlrep.embed import data, teacher
 
     sides = []
@@ -176,8 +176,9 @@ def _reduce(args: argparse.Namespace) -> int:
 
 
 def _student(args: argparse.Namespace, evaluation, info: dict[str, Any]):
-    """(Tatoeba encoder, metrics) of a distilled student: held-out retrieval of the prepared
-    test split and, from its train.json, P, P_E, the final loss and throughput."""
+    """(Tatoeba encoder, built on demand; metrics; recorded) of a distilled student: held-out
+    retrieval of the prepared test split and, from its train.json, P, P_E, the final loss and
+    throughput."""
     from mlrep.device import visible
     from mlrep.embed import distill, evaluate
     from mlrep.embed.data import PairArrays, Tokenizer
