@@ -299,9 +299,22 @@ def test_gold_metrics_rename_the_x_to_english_scores():
     scores = json.loads(
         json.dumps(
             {
-                "metrics": {"bleu_it-en": 20.0, "bleu_nl-en": 30.0, "sup_bleu": 25.0},
-                "bleu_stats": {"to_en_bleu": [[1.0]], "sup_bleu": [[1.0]]},
-                "groups": {"to_en_bleu": [["it-en", 1]], "sup_bleu": [["it-en", 1]]},
+                "metrics": {
+                    "bleu_it-en": 20.0,
+                    "bleu_nl-en": 30.0,
+                    "sup_bleu": 25.0,
+                    "floor_to_en_bleu": 2.0,
+                },
+                "bleu_stats": {
+                    "to_en_bleu": [[1.0]],
+                    "sup_bleu": [[1.0]],
+                    "floor_to_en_bleu": [[2.0]],
+                },
+                "groups": {
+                    "to_en_bleu": [["it-en", 1]],
+                    "sup_bleu": [["it-en", 1]],
+                    "floor_to_en_bleu": [["it-en", 1]],
+                },
             }
         )
     )
@@ -309,8 +322,15 @@ def test_gold_metrics_rename_the_x_to_english_scores():
         gold_metrics(scores)
     scores["metrics"]["to_en_bleu"] = 25.0
     metrics, stats, groups = gold_metrics(scores)
-    assert metrics == {"gold_bleu_it-en": 20.0, "gold_bleu_nl-en": 30.0, "gold_to_en_bleu": 25.0}
-    assert list(stats) == list(groups) == ["gold_to_en_bleu"]
+    assert metrics == {
+        "gold_bleu_it-en": 20.0,
+        "gold_bleu_nl-en": 30.0,
+        "gold_to_en_bleu": 25.0,
+        # the copied sources are the same as the predicted-length decode's: the same floor
+        "floor_gold_to_en_bleu": 2.0,
+    }
+    assert list(stats) == list(groups) == ["gold_to_en_bleu", "floor_gold_to_en_bleu"]
+    assert stats["floor_gold_to_en_bleu"] == [[2.0]]
 
 
 def test_a_section_without_interlingua_keys_trains_the_plain_transformer():

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from mlrep.io import read_lines
 from mlrep.nmt.data import PIVOT, Direction, NmtDataError
+from mlrep.report.metrics import FLOOR
 
 # template syntax: `mlrep.report.metrics.compile_template`
 PATTERNS: tuple[str, ...] = (
@@ -97,9 +98,14 @@ def gold_metrics(scores: dict) -> tuple[dict[str, float], dict, dict]:
         raise NmtDataError(
             "the gold-length scores hold no X→en direction: score a --gold-length decode"
         )
-    metrics[GOLD + "to_en_bleu"] = scores["metrics"]["to_en_bleu"]
-    stats = {GOLD + "to_en_bleu": scores["bleu_stats"]["to_en_bleu"]}
-    groups = {GOLD + "to_en_bleu": scores["groups"]["to_en_bleu"]}
+    # the mean and its copy-the-source floor (the same sources, so the same floor as the
+    # predicted-length decode's: a claim on the gold side is judged against it too)
+    names = {GOLD + "to_en_bleu": "to_en_bleu", FLOOR + GOLD + "to_en_bleu": FLOOR + "to_en_bleu"}
+    metrics |= {gold: scores["metrics"][name] for gold, name in names.items()}
+    stats = {gold: scores["bleu_stats"][name] for gold, name in names.items()}
+    groups = {
+        gold: scores["groups"][name] for gold, name in names.items() if name in scores["groups"]
+    }
     return metrics, stats, groups
 
 
