@@ -9,6 +9,10 @@ vocabulary defaults below LaBSE's 501,153 rows (its embedding table and Adam sta
 ~6 GB to train on CPU); ``--vocab-size 501153`` measures the real width.
 
     python benchmarks/lealla.py [--steps 3] [--pairs 16] [--length 32] [--vocab-size 30000]
+                                [--device cuda]
+
+On a GPU the timings wait for the device (`torch.cuda.synchronize`) before each clock read,
+so they measure the kernels and not their launch.
 """
 
 from __future__ import annotations
@@ -31,14 +35,21 @@ TEACHER_DIM = 768
 
 def measure(name: str, loss: str, args: argparse.Namespace) -> dict:
     config = StudentConfig(vocab_size=args.vocab_size, max_tokens=args.length, **SHAPES[name])
-    model = DistillModel(config, DistillConfig(teacher_dim=TEACHER_DIM, loss=loss))
+    device = torch.device(args.device)
+    model = DistillModel(config, DistillConfig(teacher_dim=TEACHER_DIM, loss=loss)).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     generator = torch.Generator().manual_seed(0)
     src, tgt = (
-        torch.randint(3, args.vocab_size, (args.pairs, args.length), generator=generator)
+        torch.randint(3, args.vocab_size, (args.pairs, args.length), generator=generator).to(device)
         for _ in range(2)
     )
     teacher = torch.nn.functional.normalize(torch.randn(2, args.pairs, TEACHER_DIM), dim=-1)
+    teacher = teacher.to(device)
+
+    def clock() -> float:
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        return time.perf_counter()
 
     def update() -> None:
         optimizer.zero_grad()
@@ -47,18 +58,18 @@ def measure(name: str, loss: str, args: argparse.Namespace) -> dict:
 
     model.train()
     update()  # warm-up: allocation and first-call costs
-    began = time.perf_counter()
+    began = clock()
     for _ in range(args.steps):
         update()
-    train_rate = 2 * args.pairs * args.steps / (time.perf_counter() - began)
+    train_rate = 2 * args.pairs * args.steps / (clock() - began)
     model.eval()
     batch = torch.cat([src, tgt])
     with torch.inference_mode():
         model.embed(batch)
-        began = time.perf_counter()
+        began = clock()
         for _ in range(args.steps):
             model.embed(batch)
-    encode_rate = len(batch) * args.steps / (time.perf_counter() - began)
+        encode_rate = len(batch) * args.steps / (clock() - began)
     counts = parameter_counts(model.student.bert)
     return {"train": train_rate, "encode": encode_rate, **counts}
 
@@ -70,6 +81,7 @@ def main() -> None:
     parser.add_argument("--length", type=int, default=32, help="tokens per sentence")
     parser.add_argument("--vocab-size", type=int, default=30_000, help="embedding rows")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, …")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -77,8 +89,9 @@ def main() -> None:
         "LEALLA-small": measure("LEALLA-small", "ams+fd+ld", args),
         "LaBSE (teacher)": measure("LaBSE (teacher)", "ams", args),
     }
+    where = torch.cuda.get_device_name(args.device) if args.device.startswith("cuda") else "CPU"
     print(
-        f"CPU, {args.threads} thread(s), {args.pairs} pairs × {args.length} tokens, "
+        f"{where}, {args.threads} thread(s), {args.pairs} pairs × {args.length} tokens, "
         f"vocabulary {args.vocab_size}, {args.steps} timed steps"
     )
     print(f"{'model':<16} {'P':>8} {'P_E':>8} {'train sent/s':>13} {'encode sent/s':>14}")
