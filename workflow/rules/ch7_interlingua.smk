@@ -35,7 +35,10 @@ CH7_WILDCARDS = {
     "seed": r"\d+",
 }
 # the scoring rules also serve the pivot baseline's run
-CH7_ANY_WILDCARDS = {**CH7_WILDCARDS, "run": f"{ch7_systems.PATTERN}|{ch7_systems.PIVOT_SYSTEM}"}
+CH7_ANY_WILDCARDS = {
+    **CH7_WILDCARDS,
+    "run": f"{ch7_systems.PATTERN}|{ch7_systems.PIVOT_SYSTEM}",
+}
 # gold-length decoding: the systems that predict their interlingua's length
 CH7_GOLD_WILDCARDS = {**CH7_WILDCARDS, "run": "|".join(ch7_systems.PREDICTED_LENGTH)}
 
@@ -61,10 +64,14 @@ localrules:
 
 use rule ch8_prepare as ch7_prepare with:
     input:
-        corpora=lambda w: preprocess_plan.corpus_folders(PRE, PATHS, CH7_SUBWORDS[w.dataset]),
+        corpora=lambda w: preprocess_plan.corpus_folders(
+            PRE, PATHS, CH7_SUBWORDS[w.dataset]
+        ),
         encoded=lambda w: [
             str(sub)
-            for _, sub in preprocess_plan.encoded_files(PRE, PATHS, CH7_SUBWORDS[w.dataset])
+            for _, sub in preprocess_plan.encoded_files(
+                PRE, PATHS, CH7_SUBWORDS[w.dataset]
+            )
         ],
     output:
         directory(CH7_DATA),
@@ -76,7 +83,9 @@ use rule ch8_prepare as ch7_prepare with:
         section=CH7_CHAPTER,
         raw=lambda w: [
             str(raw)
-            for raw, _ in preprocess_plan.encoded_files(PRE, PATHS, CH7_SUBWORDS[w.dataset])
+            for raw, _ in preprocess_plan.encoded_files(
+                PRE, PATHS, CH7_SUBWORDS[w.dataset]
+            )
         ],
         detokenize=lambda w: flags_from(
             {
@@ -186,7 +195,11 @@ use rule ch7_score as ch7_score_gold with:
 use rule ch8_metrics as ch7_metrics with:
     input:
         # a trained system's model (its validation log), var's gold-length scores
-        unpack(lambda w: {k: CH7_METRICS_INPUTS[k] for k in ch7_grid.metrics_inputs(w.run)}),
+        unpack(
+            lambda w: {
+                k: CH7_METRICS_INPUTS[k] for k in ch7_grid.metrics_inputs(w.run)
+            }
+        ),
         scores=CH7_SCORES,
         hyp=CH7_HYP,
         # the test sources, for the off-target rate's copy-the-source floor
