@@ -42,10 +42,12 @@ from mlrep.embed.train import (
     Schedule,
     learning_rate,
     resume_curve,
+    save_weights,
     seed_everything,
+    train_steps,
 )
-from mlrep.io import atomic_file, atomic_write_text
-from mlrep.train.checkpoint import Checkpoints, train
+from mlrep.io import atomic_write_text
+from mlrep.train.checkpoint import Checkpoints
 
 TERMS = ("loss", "ams", "fd", "df", "syn", "ld")
 
@@ -166,20 +168,8 @@ def run(
         return values[0]
 
     model.train()
-    train(
-        model=model,
-        optimizer=optimizer,
-        update=update,
-        total_updates=settings.steps,
-        checkpoint_every=settings.checkpoint_every,
-        checkpoints=checkpoints,
-        log=log,
-    )
-    with atomic_file(out / MODEL_FILE) as tmp:
-        state = {k: v.cpu() for k, v in model.state_dict().items()}
-        torch.save(
-            {"student": student.as_dict(), "objective": asdict(objective), "state": state}, tmp
-        )
+    train_steps(model, optimizer, update, settings, checkpoints, log)
+    save_weights(out / MODEL_FILE, model, student=student.as_dict(), objective=asdict(objective))
     losses = [float(line.split("\t")[1]) for line in curve.read_text().splitlines()[1:]]
     seconds = statistics.fmean(elapsed) if elapsed else None
     summary = {

@@ -30,12 +30,14 @@ from mlrep.embed.train import (
     Schedule,
     learning_rate,
     resume_curve,
+    save_weights,
     seed_everything,
+    train_steps,
 )
 from mlrep.evaluate import retrieval
-from mlrep.io import atomic_file, atomic_write_text
+from mlrep.io import atomic_write_text
 from mlrep.report.metrics import Scores
-from mlrep.train.checkpoint import Checkpoints, train
+from mlrep.train.checkpoint import Checkpoints
 
 
 def check_ladder(dims: tuple[int, ...], teacher_dim: int) -> tuple[int, ...]:
@@ -86,17 +88,8 @@ def run(
             handle.write(f"{step}\t{loss.item():.6g}\n")
         return loss.item()
 
-    train(
-        model=layer,
-        optimizer=optimizer,
-        update=update,
-        total_updates=settings.steps,
-        checkpoint_every=settings.checkpoint_every,
-        checkpoints=checkpoints,
-        log=log,
-    )
-    with atomic_file(out / MODEL_FILE) as tmp:
-        torch.save({k: v.detach().cpu() for k, v in layer.state_dict().items()}, tmp)
+    train_steps(layer, optimizer, update, settings, checkpoints, log)
+    save_weights(out / MODEL_FILE, layer)
     losses = [float(line.split("\t")[1]) for line in curve.read_text().splitlines()[1:]]
     summary = {
         "steps": settings.steps,
@@ -112,7 +105,7 @@ def load_projection(path: Path, teacher_dim: int, dim: int) -> tuple[torch.Tenso
     """(weight, bias) of a trained layer, refused unless it maps `teacher_dim` → `dim`."""
     if not path.exists():
         raise EmsConfigError(f"{path} not found: train the {dim}-d dimension reduction first")
-    state = torch.load(path, map_location="cpu", weights_only=True)
+    state = torch.load(path, map_location="cpu", weights_only=True)["state"]
     if tuple(state["weight"].shape) != (dim, teacher_dim):
         raise EmsConfigError(
             f"{path}: maps {state['weight'].shape[1]} → {state['weight'].shape[0]}, but "

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -96,6 +97,37 @@ def validation_loss(model: EmsModel, data: PairArrays, batch_size: int, seed: in
     return float(np.average(losses, weights=weights))
 
 
+def train_steps(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    update: Callable[[int], float],
+    settings: TrainSettings,
+    checkpoints: Checkpoints,
+    log: Callable[[str], object],
+) -> None:
+    """Every trainer of the area (Chapter 2's encoder, a LEALLA student, a dimension-reduction
+    layer) runs `update` for each step up to ``settings.steps`` under the checkpoint contract
+    (`mlrep.train.checkpoint`): saved every ``settings.checkpoint_every`` steps, so a rerun
+    resumes where the last one stopped."""
+    train(
+        model=model,
+        optimizer=optimizer,
+        update=update,
+        total_updates=settings.steps,
+        checkpoint_every=settings.checkpoint_every,
+        checkpoints=checkpoints,
+        log=log,
+    )
+
+
+def save_weights(path: Path, model: torch.nn.Module, **meta: object) -> None:
+    """The trained weights, on the CPU so a machine without the training device loads them,
+    beside `meta` (what rebuilds the model), written atomically: a killed job leaves none."""
+    with atomic_file(path) as tmp:
+        state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+        torch.save({**meta, "state": state}, tmp)
+
+
 def run(
     config: EmsConfig,
     settings: TrainSettings,
@@ -142,18 +174,8 @@ def run(
         return values[0]
 
     model.train()
-    train(
-        model=model,
-        optimizer=optimizer,
-        update=update,
-        total_updates=settings.steps,
-        checkpoint_every=settings.checkpoint_every,
-        checkpoints=checkpoints,
-        log=log,
-    )
-    with atomic_file(out / MODEL_FILE) as tmp:
-        state = {k: v.cpu() for k, v in model.state_dict().items()}
-        torch.save({"config": config.as_dict(), "state": state}, tmp)
+    train_steps(model, optimizer, update, settings, checkpoints, log)
+    save_weights(out / MODEL_FILE, model, config=config.as_dict())
     rows = curve.read_text(encoding="utf-8").splitlines()[1:]
     losses = [float(line.split("\t")[1]) for line in rows]
     tail = losses[-max(1, len(losses) // 10) :]
