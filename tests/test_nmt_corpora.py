@@ -96,7 +96,7 @@ def _opus100(path):
         base = {"de": 0, "fr": 1000, "nl": 2000}[xx]
         for split, numbers in (
             ("train", range(base, base + 40)),
-            ("dev", range(base + 40, base + 45)),
+            ("dev", range(base + 40, base + (43 if xx == "nl" else 45))),  # sizes differ
             ("test", range(base + 50, base + 56)),
         ):
             for lang in pair.split("-"):
@@ -106,7 +106,7 @@ def _opus100(path):
     for pair in ("de-fr", "de-nl", "fr-nl"):
         for lang in pair.split("-"):
             members[f"{top}/zero-shot/{pair}/opus.{pair}-test.{lang}"] = lines(
-                lang, range(900, 907)
+                lang, range(900, 904 if pair == "fr-nl" else 907)
             )
     members[f"{top}/README"] = "OPUS-100\n"
     _tar(path, members)
@@ -138,8 +138,19 @@ def test_opus100_supervised_bitexts_and_its_own_zero_shot_test_sets(tmp_path):
     assert not list(text.glob("valid.de-fr.*"))  # OPUS-100 has no zero-shot valid sets
     sub = (out / "sub/test.nl-fr.nl").read_text(encoding="utf-8")
     assert sub == (text / "test.nl-fr.nl").read_text(encoding="utf-8")
+    # Table 7.1's per-pair sizes: the split's largest direction (fr-de's 7 test lines, not
+    # the supervised 6 or fr-nl's 4; valid: de and fr's 5, not nl's 3)
+    assert (stats["valid_per_pair"], stats["test_per_pair"]) == (5, 7)
     row = json.loads((out / "seed0/metrics.json").read_text(encoding="utf-8"))
-    assert row["run"] == "data/opus" and row["metrics"]["n_zero"] == 6
+    assert row["run"] == "data/opus"
+    assert row["metrics"] == {
+        "n_zero": 6,
+        "n_supervised": 6,
+        "s_train": 3 * 40,
+        "valid_per_pair": 5,
+        "test_per_pair": 7,
+        "n_languages": 4,
+    }
 
 
 # --- IWSLT 2017 multilingual (WIT3 DeEnItNlRo archive) ----------------------------------------

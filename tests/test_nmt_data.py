@@ -46,6 +46,7 @@ def test_stats_give_table_8_1_row(prepared):  # noqa: F811
     assert stats["languages"] == LANGUAGES
     assert stats["n_zero"] == 6 and stats["n_supervised"] == 6
     assert stats["s_train"] == 900  # 3 bitexts capped at 300 pairs
+    assert stats["valid_per_pair"] == 10 and stats["test_per_pair"] == TEST_LINES  # the caps
     # valid: the 6 supervised directions only (checkpoint selection, the probes' training set)
     assert len(list((prepared / TEXT).glob("valid.*"))) == 6 * 2
     assert (

@@ -84,6 +84,21 @@ def test_published_only_columns_are_never_looked_up(tmp_path):
         tables.load(PUBLISHED, tmp_path)
 
 
+def test_table_7_1_reads_every_statistic_from_the_prepared_data(tmp_path):
+    """Each count of Table 7.1 is the prepare row's, compared with the printed one ("2,000"),
+    and, being a size, never bolded."""
+    stats = {"n_supervised": 12, "n_zero": 30, "s_train": 600, "valid_per_pair": 20}
+    write_metrics(tmp_path, "ch7_interlingua", "data/opus", 0, {**stats, "test_per_pair": 25})
+    write_metrics(tmp_path, "ch7_interlingua", "data/iwslt", 0, {**stats, "test_per_pair": 9})
+    t71 = filled("thesis-table-7.1", collect(tmp_path, "tiny"))
+    measured = {c: t71.cell("opus", c).measured for c in t71.value_columns}
+    assert measured == {"# Sup.": 12, "# Zero.": 30, "# Train": 600, "# Valid": 20, "# Test": 25}
+    assert t71.cell("iwslt", "# Test").measured == 9
+    assert t71.cell("opus", "# Valid").published_value == 2000
+    assert t71.cell("europarl", "# Sup.").status == fill.NOT_RUN
+    assert not any(c.bold_measured or c.bold_published for row in t71.cells for c in row)
+
+
 def test_measured_cells_are_means_over_seeds(tmp_path):
     ch8_results(tmp_path)
     t = filled("thesis-table-8.2", collect(tmp_path, "tiny"))

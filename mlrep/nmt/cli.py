@@ -58,12 +58,10 @@ def _prepare(args: argparse.Namespace) -> int:
                 "preprocess": {"detokenize": detokenize, "encoded": [str(p) for p in args.encoded]},
             },
         )
-        # Table 8.1's measured row, under the report's metrics contract (seed 0: no training)
-        row = {
-            "n_zero": stats["n_zero"],
-            "s_train": stats["s_train"],
-            "n_languages": len(stats["languages"]),
-        }
+        # the data tables' measured row (Tables 7.1, 8.1), under the report's metrics contract
+        # (seed 0: no training)
+        row = {name: stats[name] for name in data.TABLE_STATS}
+        row["n_languages"] = len(stats["languages"])
         write(staging / "seed0" / METRICS_FILE, args.section, f"data/{args.dataset}", 0, scale, row)
     print(json.dumps({k: v for k, v in stats.items() if k != "sources"}))
     return 0

@@ -35,6 +35,9 @@ PIVOT = "en"
 SPLITS = ("train", "valid", "test")
 TEXT = "text"  # raw lines of a prepared dataset: the references
 SUBWORDS = "sub"  # their subwords: what the model reads and writes
+# the statistics of `cut` that the data tables print: zero-shot and supervised directions,
+# English-centric training pairs, the valid and test lines of one direction
+TABLE_STATS = ("n_zero", "n_supervised", "s_train", "valid_per_pair", "test_per_pair")
 
 
 class NmtDataError(MlrepError):
@@ -256,7 +259,9 @@ def cut(
     same raw English sentence (the tiny corpus's segment ids follow its English), so both
     sides translate one English message. A valid or test split named like the train split
     (Europarl v7 publishes only training data) is held out of it (`_hold_out`): none of its
-    English sentences is trained on.
+    English sentences is trained on. ``valid_per_pair`` / ``test_per_pair`` are the most lines
+    of any one direction of the split: the thesis prints one per-pair size per dataset, which
+    is the cap wherever it binds (a pair with fewer lines is a smaller corpus set).
     """
     if PIVOT not in languages:
         raise NmtDataError(f"dataset languages {list(languages)} must include English ({PIVOT})")
@@ -270,6 +275,7 @@ def cut(
     dropped = set().union(*held.values())
     sources: dict[str, str] = {}
     s_train = too_long = 0
+    per_pair = {split: 0 for split in caps}
     for xx in others:
         kept = (row for row in train[xx].rows(PIVOT, xx) if row[0] not in dropped)
         rows = []
@@ -315,12 +321,14 @@ def cut(
             if not rows:
                 raise NmtDataError(f"{sources[f'{split}.{d.name}']}: no {split} pairs for {d.name}")
             _write_pair(out, split, d, rows)
+            per_pair[split] = max(per_pair[split], len(rows))
     zero = [d for d in directions(languages) if d.zero_shot]
     return {
         "languages": sorted(languages),
         "n_zero": len(zero),
         "n_supervised": 2 * len(others),
         "s_train": s_train,
+        **{f"{split}_per_pair": n for split, n in per_pair.items()},
         "too_long": too_long,
         "sources": sources,
     }

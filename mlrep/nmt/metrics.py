@@ -24,9 +24,12 @@ from mlrep.report.metrics import FLOOR
 
 # template syntax: `mlrep.report.metrics.compile_template`
 PATTERNS: tuple[str, ...] = (
-    # prepare: the dataset's row of the data table (Table 8.1), run data/<dataset>, seed 0
+    # prepare: the dataset's row of the data tables (7.1, 8.1), run data/<dataset>, seed 0:
+    # `mlrep.nmt.data.TABLE_STATS` (the valid/test lines of the split's largest direction)
     "n_zero",
+    "n_supervised",
     "s_train",
+    "{valid|test}_per_pair",
     "n_languages",
     # score, bleurt (`mlrep.nmt.score`): per direction, and the means over the zero-shot and
     # the supervised directions, and over the supervised en→X and X→en ones
