@@ -387,3 +387,93 @@ def test_x_positions_default_to_the_table_rows_a_series_runs_down():
     spec = {"chapter": CH8, "panels": [{"series": [{"label": "s", "run": "r", "metrics": ["m"]}]}]}
     with pytest.raises(FigureDefinitionError, match="a panel names its x"):
         figures.panels("fig-x", spec, {}, Results("tiny"))
+
+
+CH3 = "ch3_lealla"
+# the runs Chapter 3 writes under results/ch3_lealla/: the full-width teacher, the teacher
+# through a dimension-reduction layer, and LEALLA per size and loss (none: AMS+FD+LD)
+CH3_RUN = re.compile(
+    r"^(teacher|reduce-\d+|lealla-(small|base|large)(-(ams|fd|ld|ams-fd|ams-ld|ams-df|ams-syn))?)$"
+)
+
+
+def test_chapter3_figures_and_appendix_tables_name_the_chapter_3_runs():
+    """Fig 3.1's measured runs and the rows of Tables A.1 and A.4 (Fig 3.3's) are runs that
+    Chapter 3 writes: teacher, reduce-<dim>, lealla-<size>[-<loss>]."""
+    published = reference.load_all(REFERENCE)
+    defined = tables.load(published)
+    for table_id in ("thesis-table-A.1", "thesis-table-A.4"):
+        keys = defined[table_id].row_keys(published[table_id].header, published[table_id].rows)
+        assert all(CH3_RUN.match(k) for k in keys), keys
+    runs = {r for s in DEFS["fig-3.1"]["panels"][0]["series"] for r in s["measured"]["runs"]}
+    assert all(CH3_RUN.match(r) for r in runs) and {"teacher", "reduce-16", "reduce-512"} <= runs
+
+
+def _ch3_reduction_results(tmp_path) -> Results:
+    """A tiny scale's ladder: a 512-d teacher reduced to 384 and 16 (no reduce-512 run)."""
+    for run, dim, score in (
+        ("teacher", 512, 90.0),
+        ("reduce-384", 384, 88.0),
+        ("reduce-16", 16, 40.0),
+    ):
+        metrics = {"dim": dim, "tatoeba_avg": score, "un_avg": score - 5, "bucc_avg": score - 1}
+        write_metrics(tmp_path, CH3, run, 1, metrics)
+    return collect(tmp_path, "tiny")
+
+
+def test_fig_3_1_places_points_at_the_embedding_dimensions(tmp_path):
+    """Fig 3.1's x is the embedding dimension, not the row's position: the published points
+    at Table A.2's 768 … 32 and the measured ones at each run's own dimension, on a log2 axis
+    whose ticks read the dimensions."""
+    import matplotlib.pyplot as plt
+
+    results = _ch3_reduction_results(tmp_path)
+    filled = _filled(results, "thesis-table-A.2")
+    (panel,) = figures.panels("fig-3.1", DEFS["fig-3.1"], filled, results)
+    tatoeba = panel.series[0]
+    assert panel.numeric and tatoeba.published[0] == 83.7
+    measured = {x: v for x, v in zip(tatoeba.at, tatoeba.measured, strict=True) if v}
+    assert measured == {512: 90.0, 384: 88.0, 16: 40.0}
+    figure, drawn = figures.render("fig-3.1", DEFS["fig-3.1"], filled, results)
+    ax = _panel_axes(figure)[0][0]
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    lines = dict(zip(texts, ax.get_lines(), strict=True))  # every series has both sides
+    plt.close(figure)
+    assert drawn and ax.get_xscale() == "log"
+    published = [768, 512, 384, 256, 192, 128, 64, 32]
+    assert list(lines["Tatoeba (published)"].get_xdata()) == published
+    assert list(lines["Tatoeba (measured, tiny)"].get_xdata()) == [16, 384, 512]
+    assert list(lines["Tatoeba (measured, tiny)"].get_ydata()) == [40.0, 88.0, 90.0]
+    assert list(ax.get_xticks()) == sorted([*published, 16])
+    assert [t.get_text() for t in ax.get_xticklabels()][:2] == ["16", "32"]
+
+
+def test_numeric_x_needs_numbers_and_a_line_figure():
+    series = [{"label": "s", "run": "r", "metrics": ["m"]}]
+    spec = {"chapter": CH3, "numeric_x": True, "x": ["a"], "panels": [{"series": series}]}
+    with pytest.raises(FigureDefinitionError, match="'a' does not start with a number"):
+        figures.panels("fig-x", spec, {}, Results("tiny"))
+    with pytest.raises(FigureDefinitionError, match="numeric_x is for line figures"):
+        figures.panels("fig-x", {**spec, "kind": "bar"}, {}, Results("tiny"))
+
+
+def test_fig_3_3_draws_measured_bars_beside_the_published_from_the_lealla_runs(tmp_path):
+    """Fig 3.3 reads Table A.4: lealla-<size>-<loss> for AMS, AMS+FD and AMS+LD, and
+    lealla-<size> for the full model (AMS+FD+LD), each bar beside its published one."""
+    import matplotlib.pyplot as plt
+
+    un = dict.fromkeys(("un_es", "un_fr", "un_ru", "un_zh"), 50.0)
+    write_metrics(tmp_path, CH3, "lealla-small", 1, {"tatoeba_avg": 70.0, **un})
+    write_metrics(tmp_path, CH3, "lealla-base-ams-fd", 1, {"tatoeba_avg": 60.0})
+    results = collect(tmp_path, "tiny")
+    filled = _filled(results, "thesis-table-A.4")
+    tatoeba, un_panel = figures.panels("fig-3.3", DEFS["fig-3.3"], filled, results)
+    by_label = {s.label: s for s in tatoeba.series}
+    assert by_label["AMS+FD+LD"].measured == [70.0, None, None]
+    assert by_label["AMS+FD"].measured == [None, 60.0, None]
+    assert by_label["AMS"].published == [80.3, 81.7, 82.9]
+    assert un_panel.series[3].measured[0] == 50.0  # UN avg.: the mean of the four UN cells
+    figure, _ = figures.render("fig-3.3", DEFS["fig-3.3"], filled, results)
+    labels = dict(_legend(_panel_axes(figure)[0][0]))
+    plt.close(figure)
+    assert {"AMS+FD+LD (published)", "AMS+FD+LD (measured, tiny)"} <= set(labels)

@@ -305,3 +305,38 @@ def test_table_8_2_floor_row_is_the_copied_sources_bleu(tmp_path):
     )
     assert floor.measured == pytest.approx(post["metrics"]["floor_zst_bleu"]) and floor.measured > 0
     assert not floor.bold_measured and floor.p_value is None
+
+
+@pytest.mark.parametrize(
+    ("table_id", "architecture"),
+    [
+        ("thesis-table-3.1", ["L", "d_h", "H", "P", "P_E"]),
+        ("thesis-table-A.3", ["L", "d_h", "d_ff", "H", "P", "P_E"]),
+    ],
+)
+def test_architecture_columns_are_shapes_not_scores(tmp_path, table_id, architecture):
+    """Tables 3.1 and A.3: the deepest or widest student is not the best, so its L, d_h, d_ff,
+    H, P and P_E are bold on neither side; the scores beside them still are."""
+    for run, size in (("labse-0", 12.0), ("fewer-layers-1", 6.0)):
+        metrics = {tables.slug(c): size for c in architecture} | {"tatoeba": size}
+        write_metrics(tmp_path, "ch3_lealla", run, 1, metrics)
+    table = filled(table_id, collect(tmp_path, "tiny"))
+    for column in architecture:
+        for side in ("published", "measured"):
+            assert bold_rows(table, column, side) == set(), (column, side)
+    assert bold_rows(table, "Tatoeba") == {"labse-0"}
+    assert bold_rows(table, "Tatoeba", "measured") == {"labse-0"}
+
+
+def test_onealigner_table_6_keeps_the_not_of_not_english():
+    """ "Top1 (¬ Eng)" is a run of its own, not a second "top1-eng"; the two New Tatoeba
+    columns read two metrics."""
+    t6 = DEFINITIONS["onealigner-table-6"]
+    published = PUBLISHED["onealigner-table-6"]
+    keys = t6.row_keys(published.header, published.rows)
+    assert keys == ["top1-eng", "top1-not-eng"]
+    metrics = {
+        t6.cell_key(published.header, published.rows[0], keys[0], c)[0].metrics
+        for c in published.header[1:]
+    }
+    assert len(metrics) == len(published.header) - 1

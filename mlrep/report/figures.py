@@ -34,10 +34,19 @@ Three kinds plot results that are not one value per x position:
   ``runs_of: <table id>`` (the runs of that table's rows, e.g. one per language) or
   ``runs_under: <prefix>`` (every run of the chapter whose name starts with it). ``xscale: log``
   sets a log x axis.
+
+A line figure with ``numeric_x: true`` places points at their x values, not at category
+positions: each x is a number or a label that starts with one (Table A.2's "768 (LaBSE)"), and
+the ticks are the x values drawn, labelled with them; ``xscale: log2`` spaces them by powers
+of two (Fig 3.1's embedding dimensions, 768 … 32). A table series of such a figure may name
+``measured: {runs: [...], metric: m, x_metric: d}`` where its runs do not line up with the
+table's rows (a tiny scale's own dimension ladder): its measured side is then one point per run,
+at x = that run's ``d``, drawn in the series' measured style beside the published points.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 import textwrap
 from collections.abc import Callable
@@ -83,16 +92,24 @@ class FigureDefinitionError(MlrepError):
 
 @dataclass
 class Series:
+    """A series' published and measured values; `at`: the x of each measured value where the
+    measured points have x values of their own (``x_metric``), None where they share the
+    panel's x."""
+
     label: str
     published: list[float | None]
     measured: list[float | None]
+    at: list[float | None] | None = None
 
 
 @dataclass
 class Panel:
+    """One line or bar panel; `numeric`: points sit at their x values (``numeric_x``)."""
+
     title: str
     x: list[str]
     series: list[Series]
+    numeric: bool = False
 
 
 @dataclass
@@ -131,7 +148,9 @@ def definitions(path: Path | None = None) -> dict[str, dict[str, Any]]:
     return yaml.safe_load(source.read_text(encoding="utf-8")) or {}
 
 
-def _table_series(spec: dict[str, Any], tables: dict[str, FilledTable], fig: str) -> Series:
+def _table_series(
+    spec: dict[str, Any], tables: dict[str, FilledTable], results: Results, chapter: str, fig: str
+) -> Series:
     filled = tables.get(spec["table"])
     if filled is None:
         raise FigureDefinitionError(f"{fig}: no defined table {spec['table']!r}")
@@ -148,7 +167,11 @@ def _table_series(spec: dict[str, Any], tables: dict[str, FilledTable], fig: str
                 f"{fig}: {spec['table']} has no cell row {row!r} column {column!r}; "
                 f"rows {filled.row_keys}"
             ) from None
-    return Series(spec["label"], [c.published_value for c in cells], [c.measured for c in cells])
+    published = [c.published_value for c in cells]
+    if "measured" not in spec:
+        return Series(spec["label"], published, [c.measured for c in cells])
+    measured = _result_series({"label": spec["label"], **spec["measured"]}, results, chapter, fig)
+    return Series(spec["label"], published, measured.measured, measured.at)
 
 
 def _mean(
@@ -175,7 +198,10 @@ def _result_series(spec: dict[str, Any], results: Results, chapter: str, fig: st
             f"{fig}: result series {spec.get('label')!r} needs run + metrics or runs + metric"
         )
     measured = [_mean(results, chapter, run, metric, spec.get("seed")) for run, metric in points]
-    return Series(spec["label"], [None] * len(measured), measured)
+    at = None
+    if "x_metric" in spec:
+        at = [_mean(results, chapter, run, spec["x_metric"], spec.get("seed")) for run, _ in points]
+    return Series(spec["label"], [None] * len(measured), measured, at)
 
 
 def _row_names(panel: dict[str, Any], tables: dict[str, FilledTable]) -> list[str]:
@@ -259,7 +285,7 @@ def panels(
                 f"{len(GREYS)} styles that keep them apart"
             )
         series = [
-            _table_series(s, tables, fig_id)
+            _table_series(s, tables, results, spec["chapter"], fig_id)
             if "table" in s
             else _result_series(s, results, spec["chapter"], fig_id)
             for s in panel["series"]
@@ -271,7 +297,27 @@ def panels(
                 f"{fig_id}: series and x of panel {panel.get('title')!r} differ in length "
                 "(a panel names its x unless a series runs down a table's rows)"
             )
-        out.append(Panel(panel.get("title", ""), x, series))
+        if spec.get("numeric_x"):
+            if spec.get("kind", "line") != "line":
+                raise FigureDefinitionError(f"{fig_id}: numeric_x is for line figures")
+            _numbers(fig_id, x)
+        out.append(Panel(panel.get("title", ""), x, series, bool(spec.get("numeric_x"))))
+    return out
+
+
+_LEADING_NUMBER = re.compile(r"^\s*(-?\d+(?:\.\d+)?)")
+
+
+def _numbers(fig_id: str, x: list[str]) -> list[float]:
+    """The numeric x of a ``numeric_x`` panel: each label's leading number."""
+    out = []
+    for label in x:
+        match = _LEADING_NUMBER.match(label)
+        if match is None:
+            raise FigureDefinitionError(
+                f"{fig_id}: numeric_x, but x {label!r} does not start with a number"
+            )
+        out.append(float(match.group(1)))
     return out
 
 
@@ -520,17 +566,26 @@ def _draw_panel(ax: Any, panel: Panel, kind: str, scale: str) -> bool:
     split = _scales_differ(panel)
     axes = {"published": ax, "measured": ax.twinx() if split else ax}
     handles, labels, drawn = [], [], False
-    positions = list(range(len(panel.x)))
+    drawn_x: set[float] = set()
+    positions: list[float] = (
+        _numbers(panel.title, panel.x) if panel.numeric else list(range(len(panel.x)))
+    )
     width = 0.8 / max(len(panel.series), 1)
     for i, series in enumerate(panel.series):
         before = len(handles)
         for side in SIDES:
             values = getattr(series, side)
-            points = [(p, v) for p, v in zip(positions, values, strict=True) if v is not None]
+            at = series.at if side == "measured" and series.at is not None else positions
+            points = [
+                (p, v) for p, v in zip(at, values, strict=True) if p is not None and v is not None
+            ]
             if not points:
                 continue
+            if at is series.at:  # runs in any order: a line joins them by x
+                points.sort()
             drawn = True
             xs, ys = zip(*points, strict=True)
+            drawn_x.update(xs)
             where = ", right axis" if split and side == "measured" else ""
             labels.append(
                 f"{series.label} ({side}{'' if side == 'published' else ', ' + scale}{where})"
@@ -545,8 +600,13 @@ def _draw_panel(ax: Any, panel: Panel, kind: str, scale: str) -> bool:
         if len(handles) == before:
             handles.append(Line2D([], [], linestyle="none"))
             labels.append(f"{series.label}: not run at {scale}")
-    rotate = sum(len(x) + 1 for x in panel.x) > 24
-    ax.set_xticks(positions, panel.x, rotation=30 if rotate else 0)
+    if panel.numeric:  # ticks at every x drawn, labelled with its number
+        ticks = sorted(drawn_x | set(positions))
+        ax.set_xticks(ticks, [f"{p:g}" for p in ticks])
+        ax.set_xticks([], minor=True)
+    else:
+        rotate = sum(len(x) + 1 for x in panel.x) > 24
+        ax.set_xticks(positions, panel.x, rotation=30 if rotate else 0)
     ax.set_title(panel.title)
     if not drawn:
         _not_run(ax, scale)
@@ -617,7 +677,9 @@ def render(
             for axis in ("x", "y"):
                 if f"{axis}label" in spec:
                     getattr(ax, f"set_{axis}label")(spec[f"{axis}label"])
-            if "xscale" in spec:
+            if spec.get("xscale") == "log2":
+                ax.set_xscale("log", base=2)
+            elif "xscale" in spec:
                 ax.set_xscale(spec["xscale"])
             drawn |= draw_one(ax, panel)
         for ax in list(axes.flat)[len(parts) :]:
