@@ -1,4 +1,5 @@
-"""Chapter 2's benchmarks beyond Tatoeba, for any encoder, under the metric names its tables read.
+"""The sentence-encoder benchmarks beyond Tatoeba, for any encoder, under the metric names the
+chapters' tables read (Chapter 2's runs; UN and BUCC for ``mlrep embed evaluate``).
 
 Each protocol reads one of two layouts, so one code path serves both scales:
 
