@@ -261,6 +261,35 @@ def test_classification_trains_on_one_language_and_tests_on_the_other(tmp_path):
         benchmarks.classification(bag_of_words, folder, "amazon_cls", spec, settings)
 
 
+def test_un_searches_every_english_sentence_of_the_split(tmp_path):
+    """The pool is every English test sentence (both languages' segments, once each), not a
+    sample: P@1 is perfect for an encoder that keeps meaning and its floor is 1/pool."""
+    folder = corpus(tmp_path / "c", {"test": {"de": range(40), "fr": range(30, 90)}})
+    spec = {"split": "test", "languages": ["de", "zz"]}
+    metrics, details = benchmarks.un(segment_encoder(), folder, spec, 16)
+    assert metrics == {"un_de": 100.0, "floor_un_de": 100 / 90}
+    assert details["de"] == {"queries": 40, "candidates": 90} and details["missing"] == ["zz"]
+    # the block size bounds memory only: a noisy encoder scores the same with one block
+    noisy = segment_encoder(noise=1.2)
+    small, _ = benchmarks.un(noisy, folder, spec, 7)
+    assert 0 < small["un_de"] < 100
+    assert small == benchmarks.un(noisy, folder, spec, 4096)[0]
+
+
+def test_un_on_the_benchmark_reads_row_aligned_sides(tmp_path):
+    xx = [f"de s{n} x" for n in range(25)]
+    folder = dataset(
+        tmp_path / "d", {"test.de-en.de": xx, "test.de-en.en": [f"en s{n}" for n in range(25)]}
+    )
+    metrics, _ = benchmarks.run(
+        segment_encoder(), {"un": folder}, {"un": {"split": "test", "languages": ["de"]}}, SEARCH
+    )
+    assert metrics == {"un_de": 100.0, "floor_un_de": 4.0}
+    (folder / "test.de-en.en").write_text("en s1\n")
+    with pytest.raises(protocols.BenchmarkError, match="renormalise"):
+        benchmarks.un(segment_encoder(), folder, {"split": "test", "languages": ["de"]}, 16)
+
+
 def test_run_dispatches_by_name_and_needs_a_known_layout(tmp_path):
     folder = corpus(tmp_path / "c", {"test": {"aa": range(30), "bb": range(30)}})
     specs = {"flores": {**FLORES, "groups": {"g": ["aa", "bb"]}}}

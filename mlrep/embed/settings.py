@@ -198,3 +198,36 @@ class ReduceSettings:
         default=(512, 384, 256, 192, 128, 64, 32),
         metadata={"type": positive_int, "help": "target widths of the dense layer"},
     )
+
+
+@dataclass(frozen=True)
+class BenchmarkSettings:
+    """The UN and BUCC stand-ins of ``mlrep embed evaluate`` (``--un``, ``--bucc``): params.yaml
+    ``<section>.benchmarks``. Their search and margin are the suite's (``evaluate.search``,
+    ``evaluate.bucc``: `mlrep.evaluate.settings`); `specs` gives them to
+    `mlrep.embed.benchmarks.run` in the shape Chapter 2's params sections have."""
+
+    un_languages: tuple[str, ...] = field(metadata={"help": "UN: xx languages searched in en"})
+    un_split: str = field(metadata={"help": "UN: the split whose English is the whole pool"})
+    bucc_languages: tuple[str, ...] = field(metadata={"help": "BUCC: xx languages mined with en"})
+    bucc_tune: str = field(metadata={"help": "BUCC: the split whose gold picks the threshold"})
+    bucc_test: str = field(metadata={"help": "BUCC: the split scored at that threshold"})
+    gold_fraction: float = field(
+        metadata={"help": "BUCC on the embedded corpus: segments on both sides (the gold)"}
+    )
+    bucc_seed: int = field(metadata={"help": "BUCC on the embedded corpus: seed of the hiding"})
+    bucc_examples: int = field(metadata={"help": "BUCC: mined pairs outside the gold recorded"})
+
+    def specs(self) -> dict[str, dict[str, typing.Any]]:
+        """{benchmark: spec} as `mlrep.embed.benchmarks.run` reads them."""
+        return {
+            "un": {"split": self.un_split, "languages": list(self.un_languages)},
+            "bucc": {
+                "languages": list(self.bucc_languages),
+                "tune": self.bucc_tune,
+                "test": self.bucc_test,
+                "gold_fraction": self.gold_fraction,
+                "seed": self.bucc_seed,
+                "examples": self.bucc_examples,
+            },
+        }

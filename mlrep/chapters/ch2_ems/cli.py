@@ -23,7 +23,7 @@ from mlrep.device import visible
 from mlrep.embed import settings as embed_settings
 from mlrep.embed.baselines import LOADERS
 from mlrep.errors import MlrepError
-from mlrep.io import atomic_directory, atomic_write_text
+from mlrep.io import atomic_directory
 from mlrep.provenance import record
 from mlrep.report.metrics import FLOOR, Scores, write
 
@@ -155,10 +155,8 @@ def _score(
         for name, key in runs.benchmark_datasets(section).items()
         if only is None or name in only
     }
-    found, details = benchmarks.run(encode, folders, section, settings["evaluate"])
-    metrics.update(found)
-    text = json.dumps(details, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
-    atomic_write_text(args.out.parent / "benchmarks.json", text)
+    details = args.out.parent / benchmarks.DETAILS_FILE
+    metrics.update(benchmarks.score(encode, folders, section, settings["evaluate"], details))
     return {"tatoeba": str(args.tatoeba), "benchmarks": section, "evaluate": settings["evaluate"]}
 
 
