@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
-import re
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import nmt_worker
+
 SYSTEMS = ("var", "none")  # TrainSettings.interlingua: VAR, MNMT
-_WPS = re.compile(r"\bwps ([0-9.]+)")
 
 
 def worker(data: Path, out: Path, arch: str, interlingua: str, updates: int, threads: int) -> dict:
@@ -33,37 +31,15 @@ def worker(data: Path, out: Path, arch: str, interlingua: str, updates: int, thr
     import torch
 
     from mlrep.nmt.decode import BeamSettings, Translator
-    from mlrep.nmt.train import BEST, TrainSettings, train
+    from mlrep.nmt.train import BEST
     from mlrep.nmt.translate import translate
-    from mlrep.nmt.variant import Variant
 
     torch.set_num_threads(threads)
-    lines: list[str] = []
-
-    class Capture(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            lines.append(record.getMessage())
-
-    # fairseq's progress bar logs its epoch line through this logger
-    logging.getLogger("fairseq.logging.progress_bar").addHandler(Capture())
-    settings = TrainSettings(
-        arch=arch,
-        dropout=0.1,
-        lr=5e-4,
-        max_epoch=0,
-        max_update=updates,
-        max_tokens=4096,
-        warmup_updates=4000,
-        label_smoothing=0.1,
-        save_interval_updates=updates,
-        seed=1,
-        threads=threads,
-        interlingua=interlingua,
+    # a checkpoint at the last update: decoding loads it
+    settings = nmt_worker.settings(
+        arch, updates, threads, save_interval_updates=updates, interlingua=interlingua
     )
-    start = time.perf_counter()
-    train(data / "s-enc-t-dec" / "bin", out, interlingua, Variant(), settings)
-    train_wall = time.perf_counter() - start
-    wps = [float(m.group(1)) for line in lines if (m := _WPS.search(line))]
+    timed = nmt_worker.timed_train(data / "s-enc-t-dec" / "bin", out, interlingua, settings)
     translator = Translator(out / BEST, data / "s-enc-t-dec" / "bin", "s-enc-t-dec")
     beam = BeamSettings(beam=5, max_len_a=1.2, max_len_b=10, batch_size=64)
     start = time.perf_counter()
@@ -75,8 +51,8 @@ def worker(data: Path, out: Path, arch: str, interlingua: str, updates: int, thr
     return {
         "interlingua": interlingua,
         "updates": updates,
-        "train_wall_s": round(train_wall, 1),
-        "target_tokens_per_s": wps[-1] if wps else None,
+        "train_wall_s": timed["wall_s"],
+        "target_tokens_per_s": timed["target_tokens_per_s"],
         "sentences": sentences,
         "decode_wall_s": round(decode_wall, 1),
         "sentences_per_s": round(sentences / decode_wall, 1),
@@ -107,8 +83,7 @@ def main() -> None:
             command = [sys.executable, __file__, "--threads", str(args.threads)]
             command += ["--arch", args.arch, "--updates", str(args.updates), "--worker"]
             command += [str(args.data), str(Path(tmp) / system), system]
-            result = subprocess.run(command, capture_output=True, text=True, check=True)
-            rows[system] = json.loads(result.stdout.strip().splitlines()[-1])
+            rows[system] = nmt_worker.run_worker(command)
     for system, row in rows.items():
         name = "MNMT" if system == "none" else system.upper()
         print(

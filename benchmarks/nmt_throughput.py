@@ -15,58 +15,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
-import re
 import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+import nmt_worker
+
 SIZES = ("mlrep_transformer_tiny", "mlrep_transformer_base")
-_WPS = re.compile(r"\bwps ([0-9.]+)")
 
 
 def worker(data: Path, out: Path, arch: str, updates: int, threads: int) -> dict:
     """Train one size in this process; fairseq's epoch line gives wps."""
     import torch
 
-    from mlrep.nmt.train import TrainSettings, train
-    from mlrep.nmt.variant import Variant
-
-    lines: list[str] = []
-
-    class Capture(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            lines.append(record.getMessage())
-
-    # fairseq's progress bar logs its epoch line through this logger (renamed to "train")
-    logging.getLogger("fairseq.logging.progress_bar").addHandler(Capture())
-    settings = TrainSettings(
-        arch=arch,
-        dropout=0.1,
-        lr=5e-4,
-        max_epoch=0,
-        max_update=updates,
-        max_tokens=4096,
-        warmup_updates=4000,
-        label_smoothing=0.1,
-        save_interval_updates=10**6,
-        seed=1,
-        threads=threads,
-        fp16=torch.cuda.is_available(),
-    )
-    start = time.perf_counter()
-    train(data / "t-enc" / "bin", out, "postnorm-t-enc-w", Variant(), settings)
-    wall = time.perf_counter() - start
-    wps = [float(m.group(1)) for line in lines if (m := _WPS.search(line))]
+    settings = nmt_worker.settings(arch, updates, threads, fp16=torch.cuda.is_available())
+    timed = nmt_worker.timed_train(data / "t-enc" / "bin", out, "postnorm-t-enc-w", settings)
     return {
         "arch": arch,
         "updates": updates,
         "threads": threads,
-        "wall_s": round(wall, 1),
-        "target_tokens_per_s": wps[-1] if wps else None,
+        **timed,
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
         "peak_gpu_mib": round(torch.cuda.max_memory_allocated() / 2**20)
@@ -97,8 +66,7 @@ def main() -> None:
         for arch, updates in zip(SIZES, args.updates, strict=True):
             command = [sys.executable, __file__, "--threads", str(args.threads), "--worker"]
             command += [str(args.data), str(root / arch), arch, str(updates)]
-            result = subprocess.run(command, capture_output=True, text=True, check=True)
-            row = json.loads(result.stdout.strip().splitlines()[-1])
+            row = nmt_worker.run_worker(command)
             per_update = row["wall_s"] / row["updates"]
             print(
                 f"{arch:24s} {row['device']}: {row['target_tokens_per_s']} target tokens/s "

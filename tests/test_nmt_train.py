@@ -6,19 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import shlex
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import torch
 
-from mlrep.chapters.ch8_layernorm.systems import System
-from mlrep.cliutil import flags_from
 from mlrep.device import Devices
 from mlrep.evaluate.mt import sacrebleu_tokenizer
 from mlrep.evaluate.states import open_states
@@ -26,65 +21,32 @@ from mlrep.io import read_lines
 from mlrep.nmt import decode as decode_module
 from mlrep.nmt import valid_log
 from mlrep.nmt.data import directions
-from mlrep.nmt.decode import BeamSettings, Translator
+from mlrep.nmt.decode import Translator
 from mlrep.nmt.score import score
 from mlrep.nmt.states import write_all
-from mlrep.nmt.train import BEST, LAST, SUMMARY, TrainSettings
+from mlrep.nmt.train import BEST, LAST, SUMMARY
 from mlrep.nmt.translate import translate
 from mlrep.train.signals import EXIT_PREEMPTED
 from tests.device_helpers import FakeCuda
 from tests.learning import assert_improves, assert_loss_falls
 from tests.nmt_helpers import (  # noqa: F401
+    BEAM,
+    ENV,
     LANGUAGES,
     ONE_BATCH_TOKENS,
     TEST_LINES,
+    UPDATES,
     corpus,
     encoded,
     fairseq_losses,
     one_batch,
     prepared,
+    run,
     settings,
+    train_command,
 )
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]  # pinned wheels; real fairseq training
-
-SYSTEM = "postnorm-s-enc-t-dec-w"
-UPDATES = 16
-BEAM = BeamSettings(beam=2, max_len_a=1.0, max_len_b=5, batch_size=4)  # 13 lines: 4+4+4+1
-
-
-def train_command(
-    data: Path, out: Path, system: str = SYSTEM, s: TrainSettings | None = None
-) -> list[str]:
-    s = s or settings(max_update=UPDATES)
-    flags = {
-        "arch": s.arch,
-        "gpus": s.gpus,
-        "dropout": s.dropout,
-        "lr": s.lr,
-        "max_epoch": s.max_epoch,
-        "max_update": s.max_update,
-        "max_tokens": s.max_tokens,
-        "warmup_updates": s.warmup_updates,
-        "label_smoothing": s.label_smoothing,
-        "save_interval_updates": s.save_interval_updates,
-        "fp16": s.fp16,
-    }
-    argv = [sys.executable, "-m", "mlrep.cli", "nmt", "train", "--data", str(data)]
-    argv += ["--dataset", "iwslt", "--name", system, "--seed", "1", "--out", str(out)]
-    argv += ["--section", "ch8_layernorm", "--scale", "tiny"]
-    argv += shlex.split(flags_from(System.parse(system).settings()))
-    for key, value in flags.items():
-        argv += [f"--{key.replace('_', '-')}", str(value)]
-    return argv
-
-
-ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-
-
-def run(argv: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, env=ENV, capture_output=True, text=True, timeout=600, check=False)
-
 
 LOG = "fairseq.log"  # a run's stderr, where fairseq logs its losses
 
