@@ -1,0 +1,192 @@
+"""Chapter 3 run names ↔ the generic settings of `mlrep.embed` they stand for.
+
+A run name is what the results folders (``results/ch3_lealla/<run>/``), the report's rows and
+the rules' wildcards use:
+
+- ``teacher``: the released teacher (LaBSE), evaluated only;
+- ``reduce-<dim>``: the frozen teacher plus one dense layer to ``dim`` (Fig 3.1, Table A.2);
+  the ladder of widths is `reduce_dims`, derived from the teacher's width;
+- ``arch-<#>``: a student shape of Tables 3.1/A.3 (``#`` is their column), trained from
+  scratch with AMS alone;
+- ``lealla-<size>``: LEALLA-small/base/large, α·AMS + β·FD + γ·LD (Table 3.3);
+- ``lealla-<size>-<loss>``: the same student trained on other terms (Tables 3.4, A.1, A.4).
+
+Settings are keyed by the field names of `mlrep.embed.settings` (`StudentConfig`,
+`DistillConfig`, `ReduceSettings`), so a run's flags are the generic verbs' options. A weight
+is given only for a term the loss has (a term left out has weight 0), which makes
+``lealla-<size>-ams`` the very run ``arch-<#>`` of its shape: `Run.trained_as` names it, so
+the workflow trains it once for its three tables.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from mlrep.embed.settings import LOSSES
+from mlrep.errors import MlrepError
+
+SECTION = "ch3_lealla"
+TEACHER_RUN = "teacher"
+REDUCE_PREFIX = "reduce-"
+ARCH_PREFIX = "arch-"
+LEALLA_PREFIX = "lealla-"
+FULL_LOSS = "ams+fd+ld"  # the loss of lealla-<size>: no suffix
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A student encoder's shape (`StudentConfig` fields); its embedding width is ``dim``."""
+
+    layers: int
+    dim: int
+    ffn_dim: int
+    heads: int
+
+
+# Tables 3.1/A.3 by their "#" column: fewer layers (1-2), smaller hidden size (3-4),
+# thin-deep (5-9) and MobileBERT-like thin-deep, ffn_dim == dim (10-12). #0 is the teacher.
+ARCHITECTURES: dict[int, Shape] = {
+    1: Shape(layers=6, dim=768, ffn_dim=3072, heads=12),
+    2: Shape(layers=3, dim=768, ffn_dim=3072, heads=12),
+    3: Shape(layers=12, dim=384, ffn_dim=1536, heads=12),
+    4: Shape(layers=12, dim=192, ffn_dim=768, heads=12),
+    5: Shape(layers=24, dim=384, ffn_dim=1536, heads=12),
+    6: Shape(layers=24, dim=256, ffn_dim=1024, heads=8),
+    7: Shape(layers=24, dim=192, ffn_dim=768, heads=12),
+    8: Shape(layers=24, dim=128, ffn_dim=512, heads=8),
+    9: Shape(layers=24, dim=64, ffn_dim=256, heads=8),
+    10: Shape(layers=24, dim=256, ffn_dim=256, heads=4),
+    11: Shape(layers=24, dim=192, ffn_dim=192, heads=4),
+    12: Shape(layers=24, dim=128, ffn_dim=128, heads=4),
+}
+
+
+@dataclass(frozen=True)
+class Size:
+    """A LEALLA model: its architecture row and the weights of Eq. 3.5 (`DistillConfig`)."""
+
+    architecture: int
+    beta: float
+    alpha: float = 1.0
+    gamma: float = 1e-2
+    ld_temperature: float = 100.0
+
+
+SIZES: dict[str, Size] = {
+    "small": Size(architecture=8, beta=1e3),
+    "base": Size(architecture=7, beta=1e3),
+    "large": Size(architecture=6, beta=1e4),
+}
+
+# the run-name suffix of each ablated loss ("ams+fd" -> "ams-fd"); the full loss has none
+LOSS_SUFFIXES: dict[str, str] = {
+    loss.replace("+", "-"): loss for loss in LOSSES if loss != FULL_LOSS
+}
+# the distillation terms each weight belongs to (β also weighs DF and SYN, as DistillConfig)
+_WEIGHTS = {"alpha": ("ams",), "beta": ("fd", "df", "syn"), "gamma": ("ld",)}
+
+# the widths below a teacher's that dimension reduction tries, widest first (Table A.2)
+REDUCE_LADDER = (512, 384, 256, 192, 128, 64, 32, 16)
+REDUCE_STEPS = 7  # "seven lower dimensions"
+
+
+def _alternatives(names: list[str]) -> str:
+    # longest first, so a prefix (ams) never shadows a longer name (ams-fd) when unanchored
+    return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+
+
+# also the rules' wildcard constraint for run names
+PATTERN = (
+    f"{re.escape(TEACHER_RUN)}"
+    f"|{re.escape(REDUCE_PREFIX)}[1-9][0-9]*"
+    f"|{re.escape(ARCH_PREFIX)}(?:{_alternatives([str(n) for n in ARCHITECTURES])})"
+    f"|{re.escape(LEALLA_PREFIX)}(?:{_alternatives(list(SIZES))})"
+    f"(?:-(?:{_alternatives(list(LOSS_SUFFIXES))}))?"
+)
+_NAME = re.compile(f"^(?:{PATTERN})$")
+
+
+class RunNameError(MlrepError):
+    """A run name outside the Chapter 3 vocabulary."""
+
+
+def reduce_dims(teacher_dim: int, steps: int = REDUCE_STEPS) -> list[int]:
+    """The `steps` widest ladder widths below the teacher's: 768 → 512 … 32 (the thesis's
+    LaBSE), 512 → 384 … 16 (a 512-wide tiny teacher)."""
+    return [d for d in REDUCE_LADDER if d < teacher_dim][:steps]
+
+
+def lealla_run(size: str, loss: str = FULL_LOSS) -> str:
+    """The run name of LEALLA-`size` trained on `loss` (a `DistillConfig.loss`)."""
+    return LEALLA_PREFIX + size + ("" if loss == FULL_LOSS else "-" + loss.replace("+", "-"))
+
+
+@dataclass(frozen=True)
+class Run:
+    """A parsed run: what it is (`kind`) and the generic settings it stands for."""
+
+    name: str
+    kind: str  # teacher | reduce | arch | lealla
+    settings: dict[str, Any] = field(default_factory=dict)
+    trained_as: str = ""  # the run whose training this one is (itself unless shared)
+
+    @classmethod
+    def parse(cls, name: str) -> Run:
+        if not _NAME.match(name):
+            raise RunNameError(
+                f"{name!r} is not a {SECTION} run; expected {TEACHER_RUN}, "
+                f"{REDUCE_PREFIX}<dim>, {ARCH_PREFIX}<1-{max(ARCHITECTURES)}> (Tables 3.1/A.3) "
+                f"or {LEALLA_PREFIX}<{'|'.join(SIZES)}>[-<{'|'.join(LOSS_SUFFIXES)}>]"
+            )
+        if name == TEACHER_RUN:
+            return cls(name, "teacher", {}, name)
+        if name.startswith(REDUCE_PREFIX):
+            return cls(name, "reduce", {"dims": (int(name[len(REDUCE_PREFIX) :]),)}, name)
+        if name.startswith(ARCH_PREFIX):
+            number = int(name[len(ARCH_PREFIX) :])
+            return cls(name, "arch", _student(ARCHITECTURES[number], "ams", None), name)
+        size_name, _, suffix = name[len(LEALLA_PREFIX) :].partition("-")
+        size = SIZES[size_name]
+        loss = LOSS_SUFFIXES[suffix] if suffix else FULL_LOSS
+        shared = ARCH_PREFIX + str(size.architecture) if loss == "ams" else name
+        return cls(name, "lealla", _student(ARCHITECTURES[size.architecture], loss, size), shared)
+
+
+def _student(shape: Shape, loss: str, size: Size | None) -> dict[str, Any]:
+    """Shape, loss and the weights of the terms `loss` has (`ld_temperature` with LD). AMS
+    alone (no `size`: the architecture search) has weight 1, as every LEALLA's α is."""
+    terms = loss.split("+")
+    weights: dict[str, float] = {"alpha": 1.0}
+    if size is not None:
+        weights = {w: getattr(size, w) for w, of in _WEIGHTS.items() if set(of) & set(terms)}
+        if "ld" in terms:
+            weights["ld_temperature"] = size.ld_temperature
+    return {
+        "layers": shape.layers,
+        "dim": shape.dim,
+        "ffn_dim": shape.ffn_dim,
+        "heads": shape.heads,
+        "loss": loss,
+        **weights,
+    }
+
+
+def run_names(teacher_dim: int) -> list[str]:
+    """Every Chapter 3 run, for a teacher of width `teacher_dim` (its reduction ladder)."""
+    return [
+        TEACHER_RUN,
+        *(f"{REDUCE_PREFIX}{d}" for d in reduce_dims(teacher_dim)),
+        *(f"{ARCH_PREFIX}{n}" for n in ARCHITECTURES),
+        *(
+            lealla_run(size, loss)
+            for size in SIZES
+            for loss in [FULL_LOSS, *LOSS_SUFFIXES.values()]
+        ),
+    ]
+
+
+def trained_runs(teacher_dim: int) -> list[str]:
+    """The runs that train (or, the teacher, evaluate) something: one per distinct training."""
+    return list(dict.fromkeys(Run.parse(n).trained_as for n in run_names(teacher_dim)))
