@@ -93,8 +93,7 @@ REDUCE_STEPS = 7  # "seven lower dimensions"
 
 
 def _alternatives(names: list[str]) -> str:
-    # longest first, so a prefix (ams) never shadows a longer name (ams-fd) when unanchored
-    return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return "|".join(re.escape(n) for n in names)
 
 
 # also the rules' wildcard constraint for run names
