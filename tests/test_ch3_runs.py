@@ -15,7 +15,9 @@ from mlrep.chapters.ch3_lealla import runs
 from mlrep.embed.settings import DistillConfig, StudentConfig
 from mlrep.embed.student import Student, parameter_counts
 from mlrep.report import tables
+from mlrep.report.metrics import declared
 from mlrep.report.reference import load_all
+from mlrep.report.references import references
 from tests.conftest import REPO
 
 REFERENCE = REPO / "reports" / "reference"
@@ -192,3 +194,20 @@ def test_the_reduction_ladder_follows_the_teacher_width():
     assert runs.reduce_dims(512) == [384, 256, 192, 128, 64, 32, 16]
     reduced = [runs.Run.parse(f"{runs.REDUCE_PREFIX}{d}").settings["dims"] for d in published]
     assert reduced == [(d,) for d in published]
+
+
+def test_the_metrics_the_bound_tables_and_fig_3_1_read_are_declared():
+    """Tables A.1/A.4 and Fig 3.1 already read their runs' metrics; the chapter declares them
+    (the other tables' cells are bound when the chapter is wired, then test_metric_names
+    checks every one)."""
+    declaration = declared(runs.SECTION)
+    read = {
+        ref.metric
+        for ref in references(runs.SECTION, REFERENCE)
+        if ref.where.split(" ")[0] in ("thesis-table-A.1", "thesis-table-A.4")
+    }
+    figures = yaml.safe_load((REPO / "mlrep/report/figures.yaml").read_text(encoding="utf-8"))
+    for series in figures["fig-3.1"]["panels"][0]["series"]:
+        read |= {series["measured"]["metric"], series["measured"]["x_metric"]}
+    assert {"tatoeba_avg", "un_zh", "bucc_de", "dim"} <= read
+    assert [name for name in sorted(read) if not declaration.declares(name)] == []
