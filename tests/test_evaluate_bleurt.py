@@ -139,7 +139,11 @@ def test_nmt_bleurt_scores_each_direction_and_reaches_metrics_json(tmp_path, sco
     doc = written["metrics"]
     assert doc["zst_bleurt"] == result["metrics"]["zst_bleurt"] and "zst_bleu" in doc
     # each mean's sentences, direction by direction, for the claims ledger's bootstrap
-    groups = {"sup_bleu": [["en-de", 2]], "zst_bleu": [["de-fr", 2]]}
+    groups = {
+        "sup_bleu": [["en-de", 2]],
+        "from_en_bleu": [["en-de", 2]],
+        "zst_bleu": [["de-fr", 2]],
+    }
     groups["zst_off_target"] = [["de-fr", 2]]
     # the copy-the-source floors' sentences lie where the system's do
     assert written["groups"] == {**groups, **{f"floor_{k}": v for k, v in groups.items()}}

@@ -1,4 +1,8 @@
-"""fairseq ``--user-dir`` entry: registers the mlrep plugins (fairseq imports this folder)."""
+"""fairseq ``--user-dir`` entry: registers the mlrep plugins (fairseq imports this folder).
 
-# registration happens on import, once per process; the interlingua imports the Transformer
-import mlrep.nmt.interlingua  # noqa: F401
+Registration happens on import, once per process. Each plugin module is imported whole, so a
+job's code version (`mlrep.closure`) covers every model and criterion the plugin registers.
+"""
+
+import mlrep.nmt.interlingua
+import mlrep.nmt.model  # noqa: F401
