@@ -34,11 +34,14 @@ ARGPARSE_METADATA = ("type", "nargs", "metavar", "choices")
 def flags_from(section: Mapping[str, Any]) -> str:
     """Render a config section as flags (``max_chars: 400`` → ``--max-chars 400``).
 
-    Lists become repeated values. Rules use this so the rule text never repeats the section's
-    keys and the flag names stay the config's names.
+    Lists become repeated values; an empty list is left out (no option takes zero values), so
+    the verb reads the key's empty list from the params file. Rules use this so the rule text
+    never repeats the section's keys and the flag names stay the config's names.
     """
     parts: list[str] = []
     for key, value in section.items():
+        if value == []:
+            continue
         parts.append("--" + key.replace("_", "-"))
         parts.extend(shlex.quote(str(v)) for v in (value if isinstance(value, list) else [value]))
     return " ".join(parts)

@@ -44,6 +44,11 @@ def dataset_references(config: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     for name, spec in ems["benchmarks"].items():
         if spec["dataset"]:  # "": not run
             yield f"ch2_ems.benchmarks.{name}.dataset", spec["dataset"]
+    lealla = config["ch3_lealla"]
+    for i, key in enumerate(lealla["sources"]):
+        yield f"ch3_lealla.sources[{i}]", key
+    for key in ("tatoeba", "un", "bucc"):
+        yield f"ch3_lealla.{key}", lealla[key]
     for name, spec in pre["datasets"].items():
         here = f"preprocess.datasets.{name}"
         for pair, sets in spec["corpora"].items():  # pair -> split -> "<key>/<set>"

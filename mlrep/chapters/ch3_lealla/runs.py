@@ -4,6 +4,7 @@ A run name is what the results folders (``results/ch3_lealla/<run>/``), the repo
 the rules' wildcards use:
 
 - ``teacher``: the released teacher (LaBSE), evaluated only;
+- ``m-use``: a pretrained encoder of Table 3.3 scored as a baseline (`BASELINES`);
 - ``reduce-<dim>``: the frozen teacher plus one dense layer to ``dim`` (Fig 3.1, Table A.2);
   the ladder of widths is `reduce_dims`, derived from the teacher's width;
 - ``arch-<#>``: a student shape of Tables 3.1/A.3 (``#`` is their column), trained from
@@ -16,19 +17,31 @@ Settings are keyed by the field names of `mlrep.embed.settings` (`StudentConfig`
 is given only for a term the loss has (a term left out has weight 0), which makes
 ``lealla-<size>-ams`` the very run ``arch-<#>`` of its shape: `Run.trained_as` names it, so
 the workflow trains it once for its three tables.
+
+`run_values` turns a run into the flags of its verb from the chapter's params.yaml section: the
+shape shrunk by ``shrink`` (the tiny scale divides the thesis's layers, widths and heads), the
+learning rate and steps of its width (``schedule``, Sec. 3.2.3), the section's other student,
+objective and training keys. `planned_runs` lists what a scale runs (``architectures``,
+``sizes``, ``losses``: the tiny scale trims them, the report marks the rest "not run").
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mlrep.cliutil import flags_from
 from mlrep.embed.settings import LOSSES
 from mlrep.errors import MlrepError
 
 SECTION = "ch3_lealla"
 TEACHER_RUN = "teacher"
+UNTRAINED_SEED = 0  # the seed folder of what no seed trains: the teacher and the baselines
+# pretrained encoders Table 3.3 measures beside the teacher (params.yaml ``baselines``)
+BASELINES = ("m-use",)
 REDUCE_PREFIX = "reduce-"
 ARCH_PREFIX = "arch-"
 LEALLA_PREFIX = "lealla-"
@@ -99,6 +112,7 @@ def _alternatives(names: list[str]) -> str:
 # also the rules' wildcard constraint for run names
 PATTERN = (
     f"{re.escape(TEACHER_RUN)}"
+    f"|{_alternatives(list(BASELINES))}"
     f"|{re.escape(REDUCE_PREFIX)}[1-9][0-9]*"
     f"|{re.escape(ARCH_PREFIX)}(?:{_alternatives([str(n) for n in ARCHITECTURES])})"
     f"|{re.escape(LEALLA_PREFIX)}(?:{_alternatives(list(SIZES))})"
@@ -127,7 +141,7 @@ class Run:
     """A parsed run: what it is (`kind`) and the generic settings it stands for."""
 
     name: str
-    kind: str  # teacher | reduce | arch | lealla
+    kind: str  # teacher | baseline | reduce | arch | lealla
     settings: dict[str, Any] = field(default_factory=dict)
     trained_as: str = ""  # the run whose training this one is (itself unless shared)
 
@@ -135,12 +149,14 @@ class Run:
     def parse(cls, name: str) -> Run:
         if not _NAME.match(name):
             raise RunNameError(
-                f"{name!r} is not a {SECTION} run; expected {TEACHER_RUN}, "
+                f"{name!r} is not a {SECTION} run; expected {TEACHER_RUN}, {', '.join(BASELINES)}, "
                 f"{REDUCE_PREFIX}<dim>, {ARCH_PREFIX}<1-{max(ARCHITECTURES)}> (Tables 3.1/A.3) "
                 f"or {LEALLA_PREFIX}<{'|'.join(SIZES)}>[-<{'|'.join(LOSS_SUFFIXES)}>]"
             )
         if name == TEACHER_RUN:
             return cls(name, "teacher", {}, name)
+        if name in BASELINES:
+            return cls(name, "baseline", {}, name)
         if name.startswith(REDUCE_PREFIX):
             return cls(name, "reduce", {"dims": (int(name[len(REDUCE_PREFIX) :]),)}, name)
         if name.startswith(ARCH_PREFIX):
@@ -176,6 +192,7 @@ def run_names(teacher_dim: int) -> list[str]:
     """Every Chapter 3 run, for a teacher of width `teacher_dim` (its reduction ladder)."""
     return [
         TEACHER_RUN,
+        *BASELINES,
         *(f"{REDUCE_PREFIX}{d}" for d in reduce_dims(teacher_dim)),
         *(f"{ARCH_PREFIX}{n}" for n in ARCHITECTURES),
         *(
@@ -189,3 +206,118 @@ def run_names(teacher_dim: int) -> list[str]:
 def trained_runs(teacher_dim: int) -> list[str]:
     """The runs that train (or, the teacher, evaluate) something: one per distinct training."""
     return list(dict.fromkeys(Run.parse(n).trained_as for n in run_names(teacher_dim)))
+
+
+class SectionError(MlrepError):
+    """A Chapter 3 params.yaml section whose settings cannot make a run."""
+
+
+@dataclass(frozen=True)
+class Shrink:
+    """params.yaml ``shrink``: the divisors of the thesis's shapes at a scale (1 at full). The
+    tiny scale keeps every shape's ratios (thin-deep stays thin and deep) at a CPU's size."""
+
+    layers: int
+    width: int
+    heads: int
+
+    def apply(self, shape: Shape) -> Shape:
+        shrunk = Shape(
+            layers=max(1, math.ceil(shape.layers / self.layers)),
+            dim=shape.dim // self.width,
+            ffn_dim=shape.ffn_dim // self.width,
+            heads=max(1, shape.heads // self.heads),
+        )
+        if not shrunk.dim or shrunk.dim % shrunk.heads:
+            raise SectionError(
+                f"{SECTION}.shrink {self}: {shape} becomes {shrunk}, whose width is not a "
+                "positive multiple of its heads; choose divisors that keep it one"
+            )
+        return shrunk
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """params.yaml ``schedule``: learning rate and steps by the thesis's width d_h (Sec.
+    3.2.3: 1e-3 above 384 and 5e-4 below 256; 200k steps over 256, 100k below 192; the
+    boundaries the text leaves open are read as d_h >= ``wide_lr_from`` and
+    d_h >= ``wide_steps_from``)."""
+
+    wide_lr: float
+    narrow_lr: float
+    wide_lr_from: int
+    wide_steps: int
+    narrow_steps: int
+    wide_steps_from: int
+
+    def of(self, dim: int) -> dict[str, Any]:
+        return {
+            "lr": self.wide_lr if dim >= self.wide_lr_from else self.narrow_lr,
+            "steps": self.wide_steps if dim >= self.wide_steps_from else self.narrow_steps,
+        }
+
+
+def planned_runs(section: Mapping[str, Any]) -> list[str]:
+    """The runs a scale evaluates (``architectures``, ``sizes``, ``losses`` and ``baselines``
+    of the section; the reduction ladder from the teacher's ``dim``), each once."""
+    return [
+        TEACHER_RUN,
+        *section["baselines"],
+        *(f"{REDUCE_PREFIX}{d}" for d in reduce_dims(section["teacher"]["dim"])),
+        *(f"{ARCH_PREFIX}{n}" for n in section["architectures"]),
+        *(lealla_run(size, loss) for size in section["sizes"] for loss in section["losses"]),
+    ]
+
+
+def trained(section: Mapping[str, Any]) -> list[str]:
+    """The distinct student trainings behind `planned_runs` (arch-<#> and lealla-*)."""
+    return list(
+        dict.fromkeys(
+            parsed.trained_as
+            for parsed in map(Run.parse, planned_runs(section))
+            if parsed.kind in ("arch", "lealla")
+        )
+    )
+
+
+def reduction_dims(section: Mapping[str, Any]) -> list[int]:
+    """The widths the reduction job trains: the ladder, and the (shrunk) widths of the
+    ams+syn runs, whose fixed projection is the reduction to the student's width."""
+    ladder = reduce_dims(section["teacher"]["dim"])
+    syn = [run_values(section, r)["dim"] for r in trained(section) if r.endswith("-ams-syn")]
+    return sorted({*ladder, *syn}, reverse=True)
+
+
+def run_values(section: Mapping[str, Any], run: str) -> dict[str, Any]:
+    """The `mlrep embed distill` settings of a student run: its shape shrunk, the schedule of
+    its thesis width, its loss weights, and the section's ``student``, ``objective`` and
+    ``train`` keys."""
+    parsed = Run.parse(run)
+    if parsed.kind not in ("arch", "lealla"):
+        raise SectionError(f"{run} trains no student ({parsed.kind}); no distill settings")
+    settings = dict(parsed.settings)
+    thesis = Shape(*(settings.pop(k) for k in ("layers", "dim", "ffn_dim", "heads")))
+    shape = Shrink(**section["shrink"]).apply(thesis)
+    return {
+        **section["student"],
+        **section["objective"],
+        **section["train"],
+        **Schedule(**section["schedule"]).of(thesis.dim),
+        **vars(shape),
+        **settings,
+    }
+
+
+def pretrained_flags(section: Mapping[str, Any], run: str, cache: str) -> str:
+    """`mlrep embed evaluate`'s encoder options of the teacher (with its cache, whose test
+    vectors give the held-out rows) or of a baseline (``baselines``: it encodes them itself)."""
+    if run == TEACHER_RUN:
+        return f"--teacher-cache {cache} {teacher_flags(section)}"
+    if run not in section["baselines"]:
+        raise SectionError(f"{run}: not the teacher nor one of {SECTION}.baselines")
+    return flags_from(section["baselines"][run])
+
+
+def teacher_flags(section: Mapping[str, Any]) -> str:
+    """The teacher's loader and checkpoint as `mlrep embed evaluate` options."""
+    return flags_from({key: section["teacher"][key] for key in ("loader", "teacher")})

@@ -1,0 +1,334 @@
+"""Chapter 3 and Appendix A (LEALLA): a frozen teacher, its reduction ladder, the architecture
+search and the distilled students with their loss ablations.
+
+`snakemake ch3_lealla` prepares the teacher's languages, caches the teacher's vectors of every
+prepared sentence once, trains the reduction ladder (one job: each width takes seconds on the
+cached vectors) and every student of `ch3_lealla.architectures`, `sizes` and `losses` per seed,
+scores the teacher, each width, each student and the pretrained baselines with the same
+protocols (held-out pairs, Tatoeba, UN, BUCC), and rebuilds the report. Run names and their
+settings are `mlrep/chapters/ch3_lealla/runs.py`'s.
+"""
+
+import os
+import re
+
+from mlrep.chapters.ch3_lealla import runs as lealla_runs
+
+LEALLA = CFG["ch3_lealla"]
+LEALLA_CHAPTER = lealla_runs.SECTION
+LEALLA_DATA = str(PATHS.chapter_data(LEALLA_CHAPTER, "pairs"))
+LEALLA_CACHE = str(PATHS.chapter_data(LEALLA_CHAPTER, "teacher"))
+LEALLA_RUN = str(PATHS.run(LEALLA_CHAPTER, "{run}", "{seed}"))
+LEALLA_MODEL = str(PATHS.model(LEALLA_CHAPTER, "{run}", "{seed}"))
+LEALLA_LADDER = str(PATHS.model(LEALLA_CHAPTER, "reduce", "{seed}"))
+LEALLA_UNTRAINED = str(PATHS.run(LEALLA_CHAPTER, "{run}", lealla_runs.UNTRAINED_SEED))
+LEALLA_TRAINED = lealla_runs.trained(LEALLA)
+LEALLA_DIMS = lealla_runs.reduction_dims(LEALLA)
+LEALLA_LADDER_DIMS = lealla_runs.reduce_dims(LEALLA["teacher"]["dim"])
+LEALLA_STUDENTS = "|".join(re.escape(run) for run in LEALLA_TRAINED) or "(?!)"
+LEALLA_UNTRAINED_RUNS = [lealla_runs.TEACHER_RUN, *LEALLA["baselines"]]
+# what every evaluation reads besides its encoder, and its settings as flags
+LEALLA_SCORING = {
+    "tatoeba": str(PATHS.benchmark(LEALLA["tatoeba"])),
+    "un": str(PATHS.dataset(LEALLA["un"])),
+    "bucc": str(PATHS.dataset(LEALLA["bucc"])),
+}
+LEALLA_EVALUATE_FLAGS = " ".join(
+    flags_from(section)
+    for section in (
+        LEALLA["evaluate"],
+        LEALLA["benchmarks"],
+        CFG["evaluate"]["search"],
+        CFG["evaluate"]["bucc"],
+    )
+)
+
+CHAPTER_DATA[LEALLA_CHAPTER] = list(
+    dict.fromkeys(
+        [
+            *(str(PATHS.dataset(source)) for source in LEALLA["sources"]),
+            *LEALLA_SCORING.values(),
+        ]
+    )
+)
+CHAPTER_TARGETS[LEALLA_CHAPTER] = [
+    os.path.join(folder, "metrics.json")
+    for folder in [
+        *(LEALLA_UNTRAINED.format(run=run) for run in LEALLA_UNTRAINED_RUNS),
+        *(
+            LEALLA_RUN.format(run=f"{lealla_runs.REDUCE_PREFIX}{dim}", seed=seed)
+            for seed in LEALLA["seeds"]
+            for dim in LEALLA_LADDER_DIMS
+        ),
+        *(
+            LEALLA_RUN.format(run=run, seed=seed)
+            for seed in LEALLA["seeds"]
+            for run in LEALLA_TRAINED
+        ),
+    ]
+]
+
+
+def lealla_fetched(run):
+    """The checkpoint folder of the teacher or a baseline when the workflow fetches it (full:
+    LaBSE and mUSE under resources/, Chapter 2's fetch step), so its job waits for it; a
+    packaged or cached hub model has none."""
+    spec = (
+        LEALLA["teacher"]
+        if run == lealla_runs.TEACHER_RUN
+        else LEALLA["baselines"][run]
+    )
+    return [spec["teacher"]] if spec["teacher"].startswith(str(PATHS.resources)) else []
+
+
+def lealla_projection(wildcards):
+    """The fixed layer of an ams+syn student: the reduction to its width."""
+    if not wildcards.run.endswith("-ams-syn"):
+        return []
+    dim = lealla_runs.run_values(LEALLA, wildcards.run)["dim"]
+    return os.path.join(LEALLA_LADDER.format(seed=wildcards.seed), str(dim), "model.pt")
+
+
+localrules:
+    ch3_lealla,
+
+
+rule ch3_lealla:
+    """Every Chapter 3 run evaluated, and the report with its tables."""
+    input:
+        CHAPTER_TARGETS[LEALLA_CHAPTER],
+        str(PATHS.report.index),
+
+
+rule ch3_prepare:
+    """SentencePiece over the teacher's languages and the token ids of their pairs."""
+    input:
+        [str(PATHS.dataset(source)) for source in LEALLA["sources"]],
+    output:
+        directory(LEALLA_DATA),
+    log:
+        log_path(LEALLA_CHAPTER, "prepare"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("default")
+    resources:
+        **job_resources("default"),
+    params:
+        code=code_version("embed prepare"),
+        flags=flags_from(LEALLA["prepare"]),
+        section=LEALLA_CHAPTER,
+        scale=CFG["scale"],
+    shell:
+        "mlrep embed prepare --section {params.section} --sources {input} --out {output} "
+        "--threads {threads} --scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch3_teacher_cache:
+    """The frozen teacher's vector of every prepared sentence, computed once for all runs."""
+    input:
+        data=rules.ch3_prepare.output,
+        teacher=lealla_fetched(lealla_runs.TEACHER_RUN),
+    output:
+        directory(LEALLA_CACHE),
+    log:
+        log_path(LEALLA_CHAPTER, "teacher_cache"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_eval")
+    resources:
+        **job_resources("gpu_eval"),
+    params:
+        code=code_version("embed teacher-cache"),
+        flags=flags_from(LEALLA["teacher"]),
+        section=LEALLA_CHAPTER,
+        scale=CFG["scale"],
+    shell:
+        "mlrep embed teacher-cache --section {params.section} --data {input.data} "
+        "--out {output} --threads {threads} --scale {params.scale} {params.flags} "
+        "> {log} 2>&1"
+
+
+rule ch3_reduce:
+    """The dimension-reduction ladder: one dense layer per width on the cached teacher
+    (Fig 3.1, Table A.2), and the fixed projections of the ams+syn students."""
+    input:
+        data=rules.ch3_prepare.output,
+        cache=rules.ch3_teacher_cache.output,
+    output:
+        ladder=os.path.join(LEALLA_LADDER, "ladder.json"),
+        models=[
+            os.path.join(LEALLA_LADDER, str(dim), "model.pt") for dim in LEALLA_DIMS
+        ],
+    log:
+        log_path(LEALLA_CHAPTER, "reduce", "train_seed{seed}"),
+    wildcard_constraints:
+        seed=r"\d+",
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_train")
+    resources:
+        **job_resources("gpu_train"),
+    params:
+        code=code_version("embed reduce"),
+        out=lambda wildcards, output: os.path.dirname(output.ladder),
+        flags=flags_from(
+            {
+                **LEALLA["train"],
+                "lr": LEALLA["schedule"]["wide_lr"],
+                **LEALLA["reduce"],
+                **LEALLA["objective"],
+                "dims": LEALLA_DIMS,
+            }
+        ),
+        section=LEALLA_CHAPTER,
+        scale=CFG["scale"],
+    shell:
+        "exec mlrep embed reduce --section {params.section} --data {input.data} "
+        "--teacher-cache {input.cache} --out {params.out} --seed {wildcards.seed} "
+        "--threads {threads} --scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch3_distill:
+    """One student (an architecture of the search, or a LEALLA size and loss) at one seed;
+    resumes from its checkpoints after preemption."""
+    input:
+        data=rules.ch3_prepare.output,
+        cache=rules.ch3_teacher_cache.output,
+        projection=lealla_projection,
+    output:
+        model=os.path.join(LEALLA_MODEL, "model.pt"),
+        summary=os.path.join(LEALLA_MODEL, "train.json"),
+    log:
+        log_path(LEALLA_CHAPTER, "{run}", "train_seed{seed}"),
+    wildcard_constraints:
+        run=LEALLA_STUDENTS,
+        seed=r"\d+",
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_train")
+    resources:
+        **job_resources("gpu_train"),
+    params:
+        code=code_version("embed distill"),
+        out=lambda wildcards, output: os.path.dirname(output.model),
+        flags=lambda wildcards: flags_from(
+            lealla_runs.run_values(LEALLA, wildcards.run)
+        ),
+        projection=lambda wildcards, input: (
+            f"--projection {input.projection}" if input.projection else ""
+        ),
+        section=LEALLA_CHAPTER,
+        scale=CFG["scale"],
+    # exec: the trainer is the job step's task, so SLURM's USR1/TERM reach it first
+    shell:
+        "exec mlrep embed distill --section {params.section} --data {input.data} "
+        "--teacher-cache {input.cache} --out {params.out} --seed {wildcards.seed} "
+        "--threads {threads} --scale {params.scale} {params.projection} {params.flags} "
+        "> {log} 2>&1"
+
+
+rule ch3_evaluate:
+    """A student's held-out, Tatoeba, UN and BUCC scores (a GPU job at full: UN searches
+    millions of English sentences per language)."""
+    input:
+        unpack(lambda wildcards: LEALLA_SCORING),
+        model=rules.ch3_distill.output.model,
+        summary=rules.ch3_distill.output.summary,
+        data=rules.ch3_prepare.output,
+    output:
+        os.path.join(LEALLA_RUN, "metrics.json"),
+    log:
+        log_path(LEALLA_CHAPTER, "{run}", "evaluate_seed{seed}"),
+    wildcard_constraints:
+        run=LEALLA_STUDENTS,
+        seed=r"\d+",
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_eval")
+    resources:
+        **job_resources("gpu_eval"),
+    params:
+        code=code_version("embed evaluate"),
+        flags=LEALLA_EVALUATE_FLAGS,
+        section=LEALLA_CHAPTER,
+        scale=CFG["scale"],
+    shell:
+        "mlrep embed evaluate --section {params.section} --data {input.data} "
+        "--model {input.model} --tatoeba {input.tatoeba} --un {input.un} --bucc {input.bucc} "
+        "--out {output} --run {wildcards.run} --seed {wildcards.seed} --threads {threads} "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch3_evaluate_reduced:
+    """The teacher through one width's dense layer, scored like a student."""
+    input:
+        unpack(lambda wildcards: LEALLA_SCORING),
+        reduction=os.path.join(LEALLA_LADDER, "{dim}", "model.pt"),
+        cache=rules.ch3_teacher_cache.output,
+        data=rules.ch3_prepare.output,
+    output:
+        os.path.join(
+            str(
+                PATHS.run(
+                    LEALLA_CHAPTER, f"{lealla_runs.REDUCE_PREFIX}{{dim}}", "{seed}"
+                )
+            ),
+            "metrics.json",
+        ),
+    log:
+        log_path(LEALLA_CHAPTER, "reduce", "evaluate_{dim}_seed{seed}"),
+    wildcard_constraints:
+        dim="|".join(str(dim) for dim in LEALLA_LADDER_DIMS) or "(?!)",
+        seed=r"\d+",
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_eval")
+    resources:
+        **job_resources("gpu_eval"),
+    params:
+        code=code_version("embed evaluate"),
+        flags=f"{LEALLA_EVALUATE_FLAGS} {lealla_runs.teacher_flags(LEALLA)}",
+        run=lambda wildcards: f"{lealla_runs.REDUCE_PREFIX}{wildcards.dim}",
+        section=LEALLA_CHAPTER,
+        scale=CFG["scale"],
+    shell:
+        "mlrep embed evaluate --section {params.section} --data {input.data} "
+        "--teacher-cache {input.cache} --reduction {input.reduction} "
+        "--tatoeba {input.tatoeba} --un {input.un} --bucc {input.bucc} --out {output} "
+        "--run {params.run} --seed {wildcards.seed} --threads {threads} "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch3_evaluate_pretrained:
+    """The teacher at full width (its cached vectors for the held-out pairs) or a pretrained
+    baseline of Table 3.3 (encoding them itself), scored like a student."""
+    input:
+        unpack(lambda wildcards: LEALLA_SCORING),
+        cache=rules.ch3_teacher_cache.output,
+        data=rules.ch3_prepare.output,
+        checkpoint=lambda wildcards: lealla_fetched(wildcards.run),
+    output:
+        os.path.join(LEALLA_UNTRAINED, "metrics.json"),
+    log:
+        log_path(LEALLA_CHAPTER, "{run}", "evaluate"),
+    wildcard_constraints:
+        run="|".join(re.escape(run) for run in LEALLA_UNTRAINED_RUNS),
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_eval")
+    resources:
+        **job_resources("gpu_eval"),
+    params:
+        code=code_version("embed evaluate"),
+        encoder=lambda wildcards, input: lealla_runs.pretrained_flags(
+            LEALLA, wildcards.run, input.cache
+        ),
+        flags=LEALLA_EVALUATE_FLAGS,
+        seed=lealla_runs.UNTRAINED_SEED,
+        section=LEALLA_CHAPTER,
+        scale=CFG["scale"],
+    shell:
+        "mlrep embed evaluate --section {params.section} --data {input.data} "
+        "{params.encoder} --tatoeba {input.tatoeba} --un {input.un} --bucc {input.bucc} "
+        "--out {output} --run {wildcards.run} --seed {params.seed} --threads {threads} "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
