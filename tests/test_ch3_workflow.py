@@ -93,9 +93,7 @@ def test_tiny_scale_plans_every_step_as_a_cpu_job(tmp_path):
 def test_full_scale_plans_the_forty_trainings_on_gpus(tmp_path):
     workdir = copy_workflow(tmp_path)
     # --cores: threads as a cluster job gets them (a dry run caps them at its cores)
-    result = snakemake(
-        workdir, "-n", "-p", "--cores", "64", "ch3_lealla", "--config", "scale=full"
-    )
+    result = snakemake(workdir, "-n", "-p", "--cores", "64", "ch3_lealla", "--config", "scale=full")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     counts = dict(re.findall(r"^(ch3_\w+)\s+(\d+)$", result.stdout, re.MULTILINE))
     assert counts["ch3_distill"] == "33" and counts["ch3_reduce"] == "1"
