@@ -251,6 +251,22 @@ def training_scores(
     return normalize(f, alpha, recentre=True)
 
 
+def training_loss(
+    src: torch.Tensor,
+    src_mask: torch.Tensor,
+    tgt: torch.Tensor,
+    tgt_mask: torch.Tensor,
+    *,
+    temperature: float = TEMPERATURE,
+    alpha: float = ALPHA,
+    gather: Gather = no_gather,
+) -> torch.Tensor:
+    """OneAligner's loss on a batch of aligned token states (row i of `src` translates row i of
+    `tgt`): `objectives.global_negatives` over the `training_scores` of the gathered batch."""
+    scores = training_scores(src, src_mask, tgt, tgt_mask, alpha=alpha, gather=gather)
+    return global_negatives(scores, temperature)
+
+
 def precision_at_1(scores: torch.Tensor) -> float:
     """P@1 (percent) of row i retrieving column i: xx→en with xx sentences as rows."""
     predicted = scores.argmax(dim=1).cpu().numpy()
