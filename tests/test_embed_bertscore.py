@@ -221,6 +221,47 @@ def test_gather_hook_widens_the_negatives() -> None:
     assert bertscore.gather_processes(src_states) is src_states  # no process group: a no-op
 
 
+def _two_process_data():
+    g = torch.Generator().manual_seed(0)
+    src, tgt = torch.randn(4, 5, 3, generator=g), torch.randn(4, 5, 3, generator=g)
+    mask = torch.ones(4, 5, dtype=torch.bool)
+    mask[1, 3:], mask[2, 4:] = False, False
+    return src, mask, tgt, mask.flip(0)
+
+
+def _loss_and_gradient(src, src_mask, tgt, tgt_mask, gather):
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(3, 3)
+    encode = lambda x: torch.nn.functional.softplus(layer(x))  # noqa: E731
+    loss = bertscore.training_loss(encode(src), src_mask, encode(tgt), tgt_mask, gather=gather)
+    loss.backward()
+    return loss.detach(), layer.weight.grad
+
+
+def _two_process_worker(rank: int, store: str, out: str) -> None:
+    torch.set_num_threads(1)
+    torch.distributed.init_process_group(
+        "gloo", init_method=f"file://{store}", rank=rank, world_size=2
+    )
+    rows = slice(2 * rank, 2 * rank + 2)
+    own = [x[rows] for x in _two_process_data()]
+    loss, grad = _loss_and_gradient(*own, bertscore.gather_processes)
+    torch.distributed.all_reduce(grad)  # what DDP does to a parameter's gradient
+    torch.save((loss, grad / 2), f"{out}.{rank}")
+    torch.distributed.destroy_process_group()
+
+
+def test_gather_processes_gives_the_global_loss_and_gradient(tmp_path) -> None:
+    """Two processes of two pairs each train as one process with the batch of four."""
+    out = str(tmp_path / "result")
+    torch.multiprocessing.spawn(_two_process_worker, args=(str(tmp_path / "store"), out), nprocs=2)
+    want_loss, want_grad = _loss_and_gradient(*_two_process_data(), bertscore.no_gather)
+    for rank in range(2):
+        loss, grad = torch.load(f"{out}.{rank}")
+        assert loss.item() == pytest.approx(want_loss.item(), rel=1e-6)
+        torch.testing.assert_close(grad, want_grad, rtol=1e-5, atol=1e-7)
+
+
 class Projection(torch.nn.Module):
     """A linear map per language on top of fixed token vectors, then softplus: the encoder to
     be trained. Its vectors are positive, so every raw dot product is, as XLM-R's anisotropic
