@@ -82,6 +82,9 @@ def test_content_mask_drops_padding_and_special_tokens() -> None:
     attention = (ids != 1).long()
     keep = bertscore.content_mask(ids, attention, special_ids=(0, 2))
     assert keep.tolist() == [[False, True, True, False, False], [False, True, False, False, False]]
+    as_bool = attention.bool()
+    bertscore.content_mask(ids, as_bool, special_ids=(0, 2))
+    assert torch.equal(as_bool, attention.bool())  # the caller's mask is left alone
 
 
 @pytest.mark.parametrize(

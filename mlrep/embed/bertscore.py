@@ -119,7 +119,7 @@ def content_mask(
     The paper does not say whether special tokens take part; leaving them out is the default
     reading, since every sentence has them and they would match each other in every pair.
     """
-    keep = attention_mask.bool()
+    keep = attention_mask != 0  # a new tensor: the caller's mask stays as it was
     for token in special_ids:
         keep &= input_ids != token
     return keep
