@@ -77,3 +77,20 @@ def logit_distillation(
     teacher's whole in-batch similarity matrix, negatives included, by squared error (not KL),
     so it can do so at its own width."""
     return ((cosine_matrix(*teacher) - cosine_matrix(*student)) / temperature).pow(2).mean()
+
+
+def global_negatives(scores: torch.Tensor, temperature: float) -> torch.Tensor:
+    """OneAligner's contrastive loss (Niu et al. 2022, §2.4) over N×N normalised scores whose
+    diagonal holds the aligned pairs, as a batch mean.
+
+    Each positive s_ii competes with *all* N² − N off-diagonal scores, not only its row's N − 1
+    ("global" in-batch negatives), so one score threshold has to separate every translation
+    from every non-translation. The logits are the scores divided by `temperature` (the paper's
+    "softmax temperature", 5.0):
+    L = −(1/N) Σ_i log(exp(s_ii/τ) / (exp(s_ii/τ) + Σ_{m≠n} exp(s_mn/τ))).
+    """
+    logits = scores / temperature
+    eye = torch.eye(len(scores), dtype=torch.bool, device=scores.device)
+    negatives = torch.logsumexp(logits.masked_fill(eye, float("-inf")).flatten(), dim=0)
+    positives = logits.diagonal()
+    return (torch.logaddexp(positives, negatives) - positives).mean()
