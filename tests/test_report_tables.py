@@ -31,9 +31,9 @@ def test_row_keys_follow_the_thesis_conventions():
     c5 = filled("thesis-table-C.5", Results("tiny"))
     assert c5.row_keys[:2] == ["mlsc", "mlsc-align"]  # "+align" modifies the row above
     assert "mbart-ft-align" in c5.row_keys
-    t31 = PUBLISHED["thesis-table-3.1"]  # group + "#" label a row
+    t31 = PUBLISHED["thesis-table-3.1"]  # group + "#" label a row, keyed by "#" alone
     keys = DEFINITIONS["thesis-table-3.1"].row_keys(t31.header, t31.rows)
-    assert keys[:2] == ["labse-0", "fewer-layers-1"] and len(set(keys)) == len(t31.rows)
+    assert keys[:2] == ["arch-0", "arch-1"] and len(set(keys)) == len(t31.rows)
 
 
 def test_chapter_7_rows_are_the_run_names_and_table_7_5_keys_its_unnamed_label_column():
@@ -189,7 +189,7 @@ def test_bold_top_marks_the_best_n_distinct_values_of_each_column():
     # Table 3.3 bolds scores only: sizes and dimensions are never bold
     t33 = filled("thesis-table-3.3", Results("tiny"))
     assert bold_rows(t33, "d") == bold_rows(t33, "P") == set()
-    assert bold_rows(t33, "Ttb.") == {"labse-54", "lealla-large", "lealla-base"}
+    assert bold_rows(t33, "Ttb.") == {"teacher", "lealla-large", "lealla-base"}
     assert "Bold: the top 3 per column on each side." in render.notes(t33)
 
 
@@ -317,15 +317,17 @@ def test_table_8_2_floor_row_is_the_copied_sources_bleu(tmp_path):
 def test_architecture_columns_are_shapes_not_scores(tmp_path, table_id, architecture):
     """Tables 3.1 and A.3: the deepest or widest student is not the best, so its L, d_h, d_ff,
     H, P and P_E are bold on neither side; the scores beside them still are."""
-    for run, size in (("labse-0", 12.0), ("fewer-layers-1", 6.0)):
-        metrics = {tables.slug(c): size for c in architecture} | {"tatoeba": size}
+    shape = ("layers", "dim", "ffn_dim", "heads", "parameters", "encoder_parameters")
+    for run, size in (("teacher", 12.0), ("arch-1", 6.0)):
+        metrics = dict.fromkeys([*shape, "tatoeba_avg"], size)
         write_metrics(tmp_path, "ch3_lealla", run, 1, metrics)
     table = filled(table_id, collect(tmp_path, "tiny"))
     for column in architecture:
+        assert table.cell("arch-1", column).measured == 6.0, column
         for side in ("published", "measured"):
             assert bold_rows(table, column, side) == set(), (column, side)
-    assert bold_rows(table, "Tatoeba") == {"labse-0"}
-    assert bold_rows(table, "Tatoeba", "measured") == {"labse-0"}
+    assert bold_rows(table, "Tatoeba") == {"arch-0"}
+    assert bold_rows(table, "Tatoeba", "measured") == {"arch-0"}
 
 
 def test_onealigner_table_6_keeps_the_not_of_not_english():
