@@ -1,8 +1,9 @@
 """Render a filled table as Markdown, LaTeX (booktabs), CSV (long format) and HTML.
 
 Every value cell reads ``measured / published``: the measured value at the report's scale
-(mean over seeds, in the magnitude its printed cell uses: a count beside ``471M`` in millions; ``not run`` where no result exists at this scale; ``cited`` in a row quoted
-from prior work, whose source the notes name), then the printed value.
+(mean over seeds, in the magnitude its printed cell uses: a count beside ``471M`` in
+millions; ``not run`` where no result exists at this scale; ``cited`` in a row quoted from
+prior work, whose source the notes name), then the printed value.
 Bold marks the best value (or the best N, ``bold_top``) per column on each side; ``†`` marks a
 measured BLEU cell significantly better than the definition's baseline row (paired bootstrap);
 ``⚠`` marks a printed aggregate that disagrees with its own cells (see the notes).
