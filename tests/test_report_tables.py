@@ -342,3 +342,35 @@ def test_onealigner_table_6_keeps_the_not_of_not_english():
         for c in published.header[1:]
     }
     assert len(metrics) == len(published.header) - 1
+
+
+def test_a_runs_map_reads_a_named_run_from_the_run_that_holds_it(tmp_path):
+    """``runs``: a run a template names is read from another folder (one training that
+    several rows name); the row keeps its name, and every other run is read as named."""
+    published = synthetic(["Run", "Score"], [["shared", "1.0"], ["own", "2.0"]])
+    spec = {"cells": {"Score": "{row}:score"}, "runs": {"shared": "trained"}}
+    definition = tables.build("t", "ch8_layernorm", spec, published)
+    assert definition.row_keys(published.header, published.rows) == ["shared", "own"]
+    keys = [definition.cell_key(published.header, r, r[0], "Score")[0] for r in published.rows]
+    assert [k.run for k in keys] == ["trained", "own"]
+    write_metrics(tmp_path, "ch8_layernorm", "trained", 1, {"score": 5.0})
+    write_metrics(tmp_path, "ch8_layernorm", "shared", 1, {"score": 9.0})  # not read
+    table = fill.fill(definition, published, collect(tmp_path, "tiny"))
+    assert table.cell("shared", "Score").measured == 5.0
+    for wrong in (["shared"], {"shared": ""}, {"shared": None}):
+        with pytest.raises(tables.TableDefinitionError, match="runs must map names"):
+            tables.build("t", "ch8_layernorm", {"runs": wrong}, published)
+
+
+def test_a_row_says_what_it_measures_at_a_scale_where_its_label_names_another_model():
+    published = synthetic(["Model", "Score"], [["Big", "1.0"], ["Small", "2.0"]])
+    spec = {"rows": {"big": {"measured_as": {"tiny": "a stand-in"}}}}
+    definition = tables.build("t", "ch8_layernorm", spec, published)
+    tiny = fill.fill(definition, published, Results("tiny"))
+    assert tiny.labels(0) == ["Big (measured at scale tiny: a stand-in)"]
+    assert tiny.labels(1) == ["Small"]
+    assert fill.fill(definition, published, Results("full")).labels(0) == ["Big"]
+    assert "| Big (measured at scale tiny: a stand-in) |" in render.markdown(tiny)
+    bad = {"rows": {"big": {"measured_as": "a stand-in"}}}
+    with pytest.raises(tables.TableDefinitionError, match="measured_as must map names"):
+        tables.build("t", "ch8_layernorm", bad, published)
