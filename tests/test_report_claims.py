@@ -306,6 +306,7 @@ def test_the_two_sided_claims_are_encoded_within():
     within = {c["id"]: c["margin"] for c in CLAIMS.values() if c["direction"] == "within"}
     assert within == {
         "ch3-lealla-small-close-to-labse": 3.5,
+        "ch3-lealla-large-close-to-labse": 1,
         SUP: 0.5,
         "onealigner-one-pair-close-to-all": 2.5,
     }

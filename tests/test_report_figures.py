@@ -458,19 +458,22 @@ def test_numeric_x_needs_numbers_and_a_line_figure():
 
 
 def test_fig_3_3_draws_measured_bars_beside_the_published_from_the_lealla_runs(tmp_path):
-    """Fig 3.3 reads Table A.4: lealla-<size>-<loss> for AMS, AMS+FD and AMS+LD, and
-    lealla-<size> for the full model (AMS+FD+LD), each bar beside its published one."""
+    """Fig 3.3 reads Table A.4: lealla-<size>-<loss> for AMS+FD and AMS+LD, lealla-<size> for
+    the full model (AMS+FD+LD) and, for AMS alone, the architecture run that trained it
+    (arch-8 for small), each bar beside its published one."""
     import matplotlib.pyplot as plt
 
     un = dict.fromkeys(("un_es", "un_fr", "un_ru", "un_zh"), 50.0)
     write_metrics(tmp_path, CH3, "lealla-small", 1, {"tatoeba_avg": 70.0, **un})
     write_metrics(tmp_path, CH3, "lealla-base-ams-fd", 1, {"tatoeba_avg": 60.0})
+    write_metrics(tmp_path, CH3, "arch-8", 1, {"tatoeba_avg": 65.0})
     results = collect(tmp_path, "tiny")
     filled = _filled(results, "thesis-table-A.4")
     tatoeba, un_panel = figures.panels("fig-3.3", DEFS["fig-3.3"], filled, results)
     by_label = {s.label: s for s in tatoeba.series}
     assert by_label["AMS+FD+LD"].measured == [70.0, None, None]
     assert by_label["AMS+FD"].measured == [None, 60.0, None]
+    assert by_label["AMS"].measured == [65.0, None, None]
     assert by_label["AMS"].published == [80.3, 81.7, 82.9]
     assert un_panel.series[3].measured[0] == 50.0  # UN avg.: the mean of the four UN cells
     figure, _ = figures.render("fig-3.3", DEFS["fig-3.3"], filled, results)

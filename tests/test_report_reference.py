@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from mlrep.report.reference import ReferenceError, load_all, load_sources, number
+from mlrep.report.reference import ReferenceError, load_all, load_sources, multiplier, number
 from tests.conftest import REPO
 
 REFERENCE = REPO / "reports" / "reference"
@@ -82,3 +82,10 @@ def test_the_maintainer_check_compares_with_the_spec_and_its_cited_captions(tmp_
     assert f"thesis-table-2.4: {seeds / cited.seed}:{cited.line} is not a table caption" in (
         result.stdout
     )
+
+
+def test_a_printed_magnitude_is_the_unit_a_measured_count_is_shown_in():
+    assert multiplier("471M") == ("M", 1e6) and multiplier("4.9k") == ("k", 1e3)
+    assert multiplier("1.2B*") == ("B", 1e9)
+    for plain in ("42.19%", "83.7", "-", "", ">>223M"):
+        assert multiplier(plain) == ("", 1.0), plain

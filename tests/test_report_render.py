@@ -66,3 +66,11 @@ def test_descriptive_tables_show_published_values_only():
     md = render.markdown(t)
     assert "not run" not in md.split("- ")[0]
     assert "published values only" in md
+
+
+def test_a_measured_count_is_shown_in_the_magnitude_of_its_printed_cell():
+    """Parameter counts are written whole (69123456) and printed in millions (69M)."""
+    assert render.measured_text(fill.Cell("471M", measured=468_912_345.0), 0.05) == "468.9M"
+    assert render.measured_text(fill.Cell("12.00M", measured=12_345_678.0), 0.05) == "12.35M"
+    assert render.measured_text(fill.Cell("42.19%", measured=50.333), 0.05) == "50.33"
+    assert render.measured_text(fill.Cell("-", measured=5e6), 0.05) == "5000000.0"

@@ -31,9 +31,9 @@ def test_row_keys_follow_the_thesis_conventions():
     c5 = filled("thesis-table-C.5", Results("tiny"))
     assert c5.row_keys[:2] == ["mlsc", "mlsc-align"]  # "+align" modifies the row above
     assert "mbart-ft-align" in c5.row_keys
-    t31 = PUBLISHED["thesis-table-3.1"]  # group + "#" label a row
+    t31 = PUBLISHED["thesis-table-3.1"]  # group + "#" label a row, keyed by "#" alone
     keys = DEFINITIONS["thesis-table-3.1"].row_keys(t31.header, t31.rows)
-    assert keys[:2] == ["labse-0", "fewer-layers-1"] and len(set(keys)) == len(t31.rows)
+    assert keys[:2] == ["arch-0", "arch-1"] and len(set(keys)) == len(t31.rows)
 
 
 def test_chapter_7_rows_are_the_run_names_and_table_7_5_keys_its_unnamed_label_column():
@@ -189,7 +189,7 @@ def test_bold_top_marks_the_best_n_distinct_values_of_each_column():
     # Table 3.3 bolds scores only: sizes and dimensions are never bold
     t33 = filled("thesis-table-3.3", Results("tiny"))
     assert bold_rows(t33, "d") == bold_rows(t33, "P") == set()
-    assert bold_rows(t33, "Ttb.") == {"labse-54", "lealla-large", "lealla-base"}
+    assert bold_rows(t33, "Ttb.") == {"teacher", "lealla-large", "lealla-base"}
     assert "Bold: the top 3 per column on each side." in render.notes(t33)
 
 
@@ -317,15 +317,17 @@ def test_table_8_2_floor_row_is_the_copied_sources_bleu(tmp_path):
 def test_architecture_columns_are_shapes_not_scores(tmp_path, table_id, architecture):
     """Tables 3.1 and A.3: the deepest or widest student is not the best, so its L, d_h, d_ff,
     H, P and P_E are bold on neither side; the scores beside them still are."""
-    for run, size in (("labse-0", 12.0), ("fewer-layers-1", 6.0)):
-        metrics = {tables.slug(c): size for c in architecture} | {"tatoeba": size}
+    shape = ("layers", "dim", "ffn_dim", "heads", "parameters", "encoder_parameters")
+    for run, size in (("teacher", 12.0), ("arch-1", 6.0)):
+        metrics = dict.fromkeys([*shape, "tatoeba_avg"], size)
         write_metrics(tmp_path, "ch3_lealla", run, 1, metrics)
     table = filled(table_id, collect(tmp_path, "tiny"))
     for column in architecture:
+        assert table.cell("arch-1", column).measured == 6.0, column
         for side in ("published", "measured"):
             assert bold_rows(table, column, side) == set(), (column, side)
-    assert bold_rows(table, "Tatoeba") == {"labse-0"}
-    assert bold_rows(table, "Tatoeba", "measured") == {"labse-0"}
+    assert bold_rows(table, "Tatoeba") == {"arch-0"}
+    assert bold_rows(table, "Tatoeba", "measured") == {"arch-0"}
 
 
 def test_onealigner_table_6_keeps_the_not_of_not_english():
@@ -340,3 +342,35 @@ def test_onealigner_table_6_keeps_the_not_of_not_english():
         for c in published.header[1:]
     }
     assert len(metrics) == len(published.header) - 1
+
+
+def test_a_runs_map_reads_a_named_run_from_the_run_that_holds_it(tmp_path):
+    """``runs``: a run a template names is read from another folder (one training that
+    several rows name); the row keeps its name, and every other run is read as named."""
+    published = synthetic(["Run", "Score"], [["shared", "1.0"], ["own", "2.0"]])
+    spec = {"cells": {"Score": "{row}:score"}, "runs": {"shared": "trained"}}
+    definition = tables.build("t", "ch8_layernorm", spec, published)
+    assert definition.row_keys(published.header, published.rows) == ["shared", "own"]
+    keys = [definition.cell_key(published.header, r, r[0], "Score")[0] for r in published.rows]
+    assert [k.run for k in keys] == ["trained", "own"]
+    write_metrics(tmp_path, "ch8_layernorm", "trained", 1, {"score": 5.0})
+    write_metrics(tmp_path, "ch8_layernorm", "shared", 1, {"score": 9.0})  # not read
+    table = fill.fill(definition, published, collect(tmp_path, "tiny"))
+    assert table.cell("shared", "Score").measured == 5.0
+    for wrong in (["shared"], {"shared": ""}, {"shared": None}):
+        with pytest.raises(tables.TableDefinitionError, match="runs must map names"):
+            tables.build("t", "ch8_layernorm", {"runs": wrong}, published)
+
+
+def test_a_row_says_what_it_measures_at_a_scale_where_its_label_names_another_model():
+    published = synthetic(["Model", "Score"], [["Big", "1.0"], ["Small", "2.0"]])
+    spec = {"rows": {"big": {"measured_as": {"tiny": "a stand-in"}}}}
+    definition = tables.build("t", "ch8_layernorm", spec, published)
+    tiny = fill.fill(definition, published, Results("tiny"))
+    assert tiny.labels(0) == ["Big (measured at scale tiny: a stand-in)"]
+    assert tiny.labels(1) == ["Small"]
+    assert fill.fill(definition, published, Results("full")).labels(0) == ["Big"]
+    assert "| Big (measured at scale tiny: a stand-in) |" in render.markdown(tiny)
+    bad = {"rows": {"big": {"measured_as": "a stand-in"}}}
+    with pytest.raises(tables.TableDefinitionError, match="measured_as must map names"):
+        tables.build("t", "ch8_layernorm", bad, published)

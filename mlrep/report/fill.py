@@ -129,7 +129,13 @@ class FilledTable:
         return self.published.header[self.definition.labels :]
 
     def labels(self, index: int) -> list[str]:
-        return self.published.rows[index][: self.definition.labels]
+        """A row's label cells; where at this scale the row measures something else than its
+        label names (`TableDef.measured_as`), the last one says what."""
+        labels = list(self.published.rows[index][: self.definition.labels])
+        stands = self.definition.measured_as(self.row_keys[index], self.scale)
+        if stands:
+            labels[-1] = f"{labels[-1]} (measured at scale {self.scale}: {stands})"
+        return labels
 
     def cell(self, row_key: str, column: str) -> Cell:
         return self.cells[self.row_keys.index(row_key)][self.value_columns.index(column)]

@@ -34,6 +34,14 @@ def number(cell: str) -> float | None:
     return float(match.group(1).replace(",", "")) * _SUFFIX[match.group(2)]
 
 
+def multiplier(cell: str) -> tuple[str, float]:
+    """The magnitude suffix a printed number carries and its factor (``471M`` → ("M", 1e6));
+    ("", 1) for none or ``%``: a measured count is shown in the unit its printed cell uses."""
+    match = _NUMBER.match(cell.strip().replace("−", "-").rstrip("†‡*").strip())
+    suffix = match.group(2) if match else None
+    return (suffix, _SUFFIX[suffix]) if suffix and suffix != "%" else ("", 1.0)
+
+
 def decimals(cell: str) -> int:
     """How many decimals a printed number shows (sets the rounding tolerance of checks)."""
     match = re.search(r"\.(\d+)", cell)

@@ -1,8 +1,9 @@
 """Render a filled table as Markdown, LaTeX (booktabs), CSV (long format) and HTML.
 
 Every value cell reads ``measured / published``: the measured value at the report's scale
-(mean over seeds; ``not run`` where no result exists at this scale; ``cited`` in a row quoted
-from prior work, whose source the notes name), then the printed value.
+(mean over seeds, in the magnitude its printed cell uses: a count beside ``471M`` in
+millions; ``not run`` where no result exists at this scale; ``cited`` in a row quoted from
+prior work, whose source the notes name), then the printed value.
 Bold marks the best value (or the best N, ``bold_top``) per column on each side; ``†`` marks a
 measured BLEU cell significantly better than the definition's baseline row (paired bootstrap);
 ``⚠`` marks a printed aggregate that disagrees with its own cells (see the notes).
@@ -16,7 +17,7 @@ import io
 import re
 
 from mlrep.report.fill import CITED, PUBLISHED_ONLY, Cell, FilledTable
-from mlrep.report.reference import decimals
+from mlrep.report.reference import decimals, multiplier
 
 DAGGER, WARNING = "†", "⚠"
 _TEX_ESCAPE = {
@@ -73,7 +74,8 @@ def measured_text(cell: Cell, alpha: float) -> str:
     if cell.measured is None:
         return cell.status
     sign = "+" if cell.delta else ""  # a difference reads like the printed Δ: +0.4, -1.0
-    text = f"{cell.measured:{sign}.{max(decimals(cell.published), 1)}f}"
+    suffix, factor = multiplier(cell.published)  # a count printed 471M reads 468.9M
+    text = f"{cell.measured / factor:{sign}.{max(decimals(cell.published), 1)}f}{suffix}"
     if cell.p_value is not None and cell.p_value < alpha:
         text += DAGGER
     return text

@@ -20,10 +20,12 @@ definition; every key is optional, so a table listed with ``{}`` gets the defaul
       significance: {baseline: "1", alpha: 0.05}   # mark BLEU cells better than this row
       descriptive: true         # the table describes data or settings: published only
       aliases: {Pre.: prenorm}  # label spellings that name the same thing across tables
+      runs: {arch-0: teacher}   # a run a template names -> the run whose results it reads
       vars: {dataset: iwslt}    # constants usable in templates: "{dataset}/{row}:zst_bleu"
       rows:                     # row key -> what differs for that row
         laser-12: {cited: {source: Artetxe and Schwenk (2019)}}   # quoted, never run
         ems: {chapter: ch2_ems, cells: {BUCC de: "{row}:bucc_de"}, published_only: [d]}
+        labse: {measured_as: {tiny: the mUSE v3 teacher}}   # at a scale, the row measures this
       baseline_rows: {char-tfidf: "char n-gram TF-IDF (training-free)"}   # run -> label
       floor_row: "chance, 1/candidates (floor)"   # a row of each column's floor
 
@@ -46,7 +48,14 @@ baseline the table quotes from prior work: no run is ever looked up for it, its 
 (``chapter``, ``cells`` or ``published_only`` beside ``cited`` is an error). A row that another
 chapter measures names that ``chapter``: its cells read that chapter's results (Table 3.3's
 EMS row reads Chapter 2's ``ems`` run), with the row's own ``cells`` templates and
-``published_only`` columns in place of the table's.
+``published_only`` columns in place of the table's. A row's ``measured_as`` names, per scale,
+what its measured side is when that is not what its label names (at scale tiny Table 3.3's
+LaBSE row measures the chapter's smaller teacher): its label says so wherever it is shown.
+
+``runs`` resolves a run name, after a template is formatted, to the run whose results hold it:
+one training that several rows name (``lealla-small-ams`` is the architecture run ``arch-8``),
+or a row whose own name is not its run (Table 3.1's ``arch-0`` is the ``teacher``). Rows keep
+their names; only the results folder read changes.
 """
 
 from __future__ import annotations
@@ -82,10 +91,11 @@ _KEYS = {
     "aliases",
     "vars",
     "rows",
+    "runs",
     "baseline_rows",
     "floor_row",
 }
-_ROW_KEYS = {"cited", "chapter", "cells", "published_only"}
+_ROW_KEYS = {"cited", "chapter", "cells", "published_only", "measured_as"}
 FLOOR_ROW = "floor"  # the key of a table's floor row
 
 
@@ -109,12 +119,14 @@ class CellKey:
 @dataclass(frozen=True)
 class RowDef:
     """One row's own binding (``rows``): quoted from `cited` (its source), or measured by
-    `chapter` with its own cell templates and published-only columns."""
+    `chapter` with its own cell templates and published-only columns; `measured_as`: per
+    scale, what its measured side stands for where its label names something else."""
 
     cited: str | None = None
     chapter: str | None = None
     cells: dict[str, list[str]] = field(default_factory=dict)
     published_only: frozenset[str] = frozenset()
+    measured_as: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -137,6 +149,7 @@ class TableDef:
     aliases: dict[str, str] = field(default_factory=dict)
     variables: dict[str, str] = field(default_factory=dict)
     rows: dict[str, RowDef] = field(default_factory=dict)
+    runs: dict[str, str] = field(default_factory=dict)  # run a template names -> run read
     baseline_rows: dict[str, str] = field(default_factory=dict)  # run key -> label
     floor_row: str = ""  # the floor row's label ("": none)
 
@@ -148,6 +161,11 @@ class TableDef:
         """The chapter whose results a row reads: its own ``chapter``, else the table's."""
         row = self.rows.get(row_key)
         return row.chapter if row and row.chapter else self.chapter
+
+    def measured_as(self, row_key: str, scale: str) -> str | None:
+        """What a row's measured side is at `scale` where its label names something else."""
+        row = self.rows.get(row_key)
+        return row.measured_as.get(scale) if row else None
 
     def published_only_in(self, row_key: str, column: str) -> bool:
         """Whether no run measures this cell: a published-only column of the table or row."""
@@ -197,7 +215,7 @@ class TableDef:
         text = _format(template, self._names(header), self._values(row), row_key)
         run, _, metric = text.rpartition(":")
         metric, _, seed = metric.partition("@")
-        return CellKey(run, (metric,), int(seed) if seed else None)
+        return CellKey(self.runs.get(run, run), (metric,), int(seed) if seed else None)
 
 
 def _format(template: str, names: list[str], values: list[str], row_key: str | None) -> str:
@@ -287,6 +305,7 @@ def build(table_id: str, chapter: str, spec: dict[str, Any], table: PublishedTab
         significance=dict(spec.get("significance") or {}),
         descriptive=bool(spec.get("descriptive", False)),
         aliases={str(k): str(v) for k, v in (spec.get("aliases") or {}).items()},
+        runs=_mapping(table_id, "runs", spec.get("runs")),
         variables={str(k): str(v) for k, v in (spec.get("vars") or {}).items()},
         baseline_rows={str(k): str(v) for k, v in (spec.get("baseline_rows") or {}).items()},
         floor_row=str(spec.get("floor_row") or ""),
@@ -302,6 +321,17 @@ def build(table_id: str, chapter: str, spec: dict[str, Any], table: PublishedTab
             for template in templates:
                 definition.result_key(header, row, key, template)
     return definition
+
+
+def _mapping(table_id: str, key: str, value: Any) -> dict[str, str]:
+    """A ``{name: name}`` entry (``runs``, a row's ``measured_as``): non-empty strings only."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(v, str | int) and str(k) and str(v) for k, v in value.items()
+    ):
+        raise TableDefinitionError(f"{table_id}: {key} must map names to non-empty names")
+    return {str(k): str(v) for k, v in value.items()}
 
 
 def _rows(
@@ -340,7 +370,10 @@ def _rows(
                 raise TableDefinitionError(
                     f"{where}: {column!r} is not a column that reads results; columns: {columns}"
                 )
-        out[str(key)] = RowDef(chapter=chapter, cells=cells, published_only=published_only)
+        measured_as = _mapping(where, "measured_as", entry.get("measured_as"))
+        out[str(key)] = RowDef(
+            chapter=chapter, cells=cells, published_only=published_only, measured_as=measured_as
+        )
     return out
 
 
