@@ -203,11 +203,6 @@ def run_names(teacher_dim: int) -> list[str]:
     ]
 
 
-def trained_runs(teacher_dim: int) -> list[str]:
-    """The runs that train (or, the teacher, evaluate) something: one per distinct training."""
-    return list(dict.fromkeys(Run.parse(n).trained_as for n in run_names(teacher_dim)))
-
-
 class SectionError(MlrepError):
     """A Chapter 3 params.yaml section whose settings cannot make a run."""
 
