@@ -271,8 +271,9 @@ def test_prepare_is_chapter_2s_and_keeps_the_languages_asked(cached, tmp_path, c
         assert (made["ch2"] / name).read_bytes() == (made["embed"] / name).read_bytes(), name
     arrays = [data.PairArrays.load(made[verb] / "train.npz").__dict__ for verb in made]
     assert all(np.array_equal(arrays[0][k], arrays[1][k]) for k in arrays[0])
-    frozen = yaml.safe_load((made["embed"] / "config.yaml").read_text())
-    assert frozen["ch3_lealla"]["prepare"]["vocab_size"] == 80
+    for verb, section in (("ch2", "ch2_ems"), ("embed", "ch3_lealla")):  # each its section's
+        frozen = yaml.safe_load((made[verb] / "config.yaml").read_text())
+        assert frozen[section]["prepare"]["vocab_size"] == 80, verb
     assert frozen["ch3_lealla"]["prepare"]["languages"] == []
     kept = tmp_path / "kept"
     common = ["embed", "prepare", "--section", "ch3_lealla", "--sources", str(corpus)]
