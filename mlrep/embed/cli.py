@@ -1,12 +1,14 @@
-"""``mlrep embed …``: cache a teacher's vectors, distil students, reduce the teacher's width.
+"""``mlrep embed …``: prepare pairs, cache a teacher's vectors, distil students, reduce the
+teacher's width.
 
 Generic sentence-encoder distillation (LEALLA, Chapter 3), on a folder of the shared
-preparation (``mlrep ch2 prepare``: ``<split>.npz`` pairs and their ``<split>.<side>.txt``
-sentences). Flags are the params.yaml keys of the chapter section named by ``--section``:
-``teacher`` for teacher-cache, ``student`` + ``objective`` + ``train`` for distill, ``reduce``
-(its ``dims`` and any training key it overrides) + ``train`` + ``objective`` (AMS's margin and
-temperature) for reduce, ``evaluate`` (+ ``teacher`` when it scores the teacher) for
-evaluate. Rules pass every value; a flag left out is read from ``--params``.
+preparation (`prepare`, which Chapter 2's ``mlrep ch2 prepare`` runs too: ``<split>.npz`` pairs
+and their ``<split>.<side>.txt`` sentences). Flags are the params.yaml keys of the chapter
+section named by ``--section``: ``prepare`` for prepare, ``teacher`` for teacher-cache,
+``student`` + ``objective`` + ``train`` for distill, ``reduce`` (its ``dims`` and any training
+key it overrides) + ``train`` + ``objective`` (AMS's margin and temperature) for reduce,
+``evaluate`` (+ ``teacher``'s loader and checkpoint when it scores the teacher or a pretrained
+encoder) for evaluate. Rules pass every value; a flag left out is read from ``--params``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from mlrep.cliutil import add_options, positive_int, settings_from
 from mlrep.embed import settings as embed_settings
 from mlrep.errors import MlrepError
 from mlrep.evaluate.settings import MarginSettings, SearchSettings
-from mlrep.io import atomic_write_text
+from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
 
 LADDER_FILE = "ladder.json"  # reduce: held-out P@1 of the teacher and of each width
@@ -32,6 +34,10 @@ class MissingInputError(MlrepError):
     """A step's input is absent; the message names the step that makes it."""
 
 
+class TeacherWidthError(MlrepError):
+    """A teacher whose vectors are not as wide as its settings say (``teacher.dim``)."""
+
+
 def _require(path: Path, made_by: str) -> Path:
     if not path.exists():
         raise MissingInputError(f"{path} not found: run `{made_by}` first")
@@ -39,7 +45,7 @@ def _require(path: Path, made_by: str) -> Path:
 
 
 def _languages(data: Path) -> dict[str, Any]:
-    return json.loads(_require(data / "languages.json", "mlrep ch2 prepare").read_text())
+    return json.loads(_require(data / "languages.json", "mlrep embed prepare").read_text())
 
 
 def _cached(args: argparse.Namespace, split: str):
@@ -56,6 +62,40 @@ def _cached(args: argparse.Namespace, split: str):
 
 def _log(message: str) -> None:
     print(message, flush=True)
+
+
+def add_prepare_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a prepare verb: this module's and Chapter 2's (``ch2 prepare``)."""
+    parser.add_argument("--sources", type=Path, nargs="+", required=True, help="text folders")
+    parser.add_argument("--out", type=Path, required=True, help="output folder (atomic)")
+    parser.add_argument("--threads", type=positive_int, default=1, help="CPU threads")
+    add_options(parser, embed_settings.PrepareSettings, skip=embed_settings.VERB_SET)
+
+
+def prepare(args: argparse.Namespace, section: str, step: str) -> int:
+    """SentencePiece and the English-centric pairs of ``--sources`` (`mlrep.embed.data.prepare`)
+    into ``--out``, atomically, under ``<section>.prepare``: the one body of `step` (``embed
+    prepare``, ``ch2 prepare``), so every chapter's prepared folder is made alike."""
+    from mlrep.embed import data
+
+    scale, settings = settings_from(
+        args,
+        embed_settings.PrepareSettings,
+        (f"{section}.prepare",),
+        threads=args.threads,
+    )
+    for source in args.sources:
+        _require(source, "snakemake " + str(source))
+    with atomic_directory(args.out) as staging:
+        info = data.prepare(list(args.sources), staging, settings)
+        recorded = _recorded(settings, embed_settings.VERB_SET)
+        record(staging, step, {"scale": scale, section: {"prepare": recorded}})
+    print(json.dumps({"out": str(args.out), "languages": len(info["languages"]) - 1}))
+    return 0
+
+
+def _prepare(args: argparse.Namespace) -> int:
+    return prepare(args, args.section, "embed prepare")
 
 
 def _teacher_cache(args: argparse.Namespace) -> int:
@@ -75,7 +115,7 @@ def _teacher_cache(args: argparse.Namespace) -> int:
         if data.text_path(args.data, split, side).exists()
     }
     if not texts:
-        raise MissingInputError(f"{args.data}: no <split>.<side>.txt; run `mlrep ch2 prepare`")
+        raise MissingInputError(f"{args.data}: no <split>.<side>.txt; run `mlrep embed prepare`")
     encoder = teacher.load(
         settings.loader,
         settings.teacher,
@@ -83,6 +123,13 @@ def _teacher_cache(args: argparse.Namespace) -> int:
         visible().device,
         args.threads,
     )
+    first = next(iter(texts.values()))
+    width = encoder.encode(first.read_text(encoding="utf-8").splitlines()[:1]).shape[1]
+    if width != settings.dim:
+        raise TeacherWidthError(
+            f"teacher {settings.teacher!r} ({settings.loader}) gives {width}-dim vectors, but "
+            f"{args.section}.teacher.dim is {settings.dim}: set it to {width}"
+        )
     counts = {}
     for (split, side), text in texts.items():
         out = args.out / f"{split}.{side}.npy"
@@ -119,7 +166,7 @@ def _distill(args: argparse.Namespace) -> int:
         seed=args.seed,
         threads=args.threads,
     )
-    pairs = PairArrays.load(_require(args.data / "train.npz", "mlrep ch2 prepare"))
+    pairs = PairArrays.load(_require(args.data / "train.npz", "mlrep embed prepare"))
     summary = distill.run(
         student, objective, settings, pairs, vectors, args.out, args.projection, log=_log
     )
@@ -179,8 +226,9 @@ def _reduce(args: argparse.Namespace) -> int:
 
 def _student(args: argparse.Namespace, evaluation, info: dict[str, Any]):
     """(Tatoeba encoder, built on demand; metrics; recorded) of a distilled student: held-out
-    retrieval of the prepared test split and, from its train.json, P, P_E, the final loss and
-    throughput."""
+    retrieval of the prepared test split; its shape (`SHAPE`, from its config) and the
+    languages it was trained on (of the prepared data, English included); from its
+    train.json, P, P_E, the final loss and throughput."""
     from mlrep.device import visible
     from mlrep.embed import distill, evaluate
     from mlrep.embed.data import PairArrays, Tokenizer
@@ -193,47 +241,83 @@ def _student(args: argparse.Namespace, evaluation, info: dict[str, Any]):
     keep = ("final_loss", "sec_per_1k_steps", "sentences_per_second")
     metrics = Scores({k: summary[k] for k in keep if summary.get(k) is not None})
     metrics.update({k: summary[k] for k in ("parameters", "encoder_parameters")})  # P, P_E
-    test = PairArrays.load(_require(args.data / "test.npz", "mlrep ch2 prepare"))
+    config = model.student.config
+    metrics.update({k: getattr(config, k) for k in SHAPE})
+    metrics.update({"languages": len(info["languages"])})
+    test = PairArrays.load(_require(args.data / "test.npz", "mlrep embed prepare"))
     metrics.update(evaluate.heldout(model, test, info["languages"], batch_size))
     tokenizer = Tokenizer(args.data / "spm.model", info["lowercase"], info["max_tokens"])
     return (lambda: evaluate.encoder(model, tokenizer, batch_size)), metrics, {}
 
 
+SHAPE = ("layers", "dim", "ffn_dim", "heads")  # a student's shape: StudentConfig's field names
+
+
+def _encoded(encode, folder: Path, split: str):
+    """A pretrained encoder's vectors of both sides of a prepared split, as a cache holds them."""
+    import numpy as np
+
+    from mlrep.embed import data, teacher
+    from mlrep.io import read_lines
+
+    sides = (
+        read_lines(data.text_path(folder, split, side), MissingInputError) for side in data.SIDES
+    )
+    return teacher.TeacherPairs(*(np.asarray(encode(lines), dtype=np.float32) for lines in sides))
+
+
 def _teacher(args: argparse.Namespace, evaluation, info: dict[str, Any]):
     """(Tatoeba encoder, metrics, recorded) of the frozen teacher, through a reduction layer
-    (``--reduction``) or at full width: held-out retrieval from its cached test vectors."""
+    (``--reduction``) or at full width, or of a pretrained encoder without a cache (the
+    ``--loader``/``--teacher`` given, m-USE say): held-out retrieval of the test split's
+    vectors (cached, else encoded now) and their width, ``dim``."""
     from mlrep.device import visible
     from mlrep.embed import evaluate, reduce, teacher
     from mlrep.embed.data import PairArrays
     from mlrep.embed.train import SUMMARY_FILE
 
-    if args.teacher_cache is None:
-        raise MissingInputError("scoring the teacher (no --model) needs --teacher-cache")
+    if args.teacher_cache is None and args.reduction is not None:
+        raise MissingInputError(
+            "--reduction scores the teacher's cached vectors: add --teacher-cache"
+        )
     _, settings = settings_from(
         args,
         embed_settings.TeacherSettings,
         (f"{args.section}.teacher",),
+        skip=("dim",),  # the width scored is the vectors'
         encode_batch_size=evaluation.encode_batch_size,
     )
-    vectors = _cached(args, "test")
+
+    @functools.cache
+    def full():
+        batch, device = settings.encode_batch_size, visible().device
+        return teacher.load(settings.loader, settings.teacher, batch, device, args.threads).encode
+
+    test = PairArrays.load(_require(args.data / "test.npz", "mlrep embed prepare"))
+    if args.teacher_cache is not None:
+        vectors = _cached(args, "test")
+    else:
+        vectors = _encoded(full(), args.data, "test")
     weight = bias = None
     if args.reduction is not None:
         made = _require(args.reduction, "mlrep embed reduce")
         dim = json.loads((made.parent / SUMMARY_FILE).read_text())["dim"]
         weight, bias = reduce.load_projection(made, vectors.dim, dim)
     reduced = vectors if weight is None else reduce.project_pairs(vectors, weight, bias)
-    test = PairArrays.load(_require(args.data / "test.npz", "mlrep ch2 prepare"))
     reduced.check(len(test), "evaluate")
     metrics = evaluate.heldout_by_language(
         lambda rows: (reduced.src[rows], reduced.tgt[rows]), test.tgt_lang, info["languages"]
     )
+    metrics.update({"dim": reduced.dim})
 
     def encoder():
-        batch, device = settings.encode_batch_size, visible().device
-        encode = teacher.load(settings.loader, settings.teacher, batch, device, args.threads).encode
-        return encode if weight is None else reduce.encoder(encode, weight, bias)
+        return full() if weight is None else reduce.encoder(full(), weight, bias)
 
-    recorded = {"teacher": asdict(settings), "reduction": str(args.reduction)}
+    recorded = {
+        "teacher": _recorded(settings, ("dim",)),
+        "teacher_cache": str(args.teacher_cache),
+        "reduction": str(args.reduction),
+    }
     return encoder, metrics, recorded
 
 
@@ -256,10 +340,14 @@ def _benchmarks(args: argparse.Namespace, encode, folders: dict[str, Path], metr
     return {"benchmarks": asdict(chosen), "search": scoring}
 
 
+AVERAGED = ("tatoeba", "un", "bucc")  # each writes <name>_avg: the mean of its <name>_<lang>
+
+
 def _evaluate(args: argparse.Namespace) -> int:
-    """metrics.json of a distilled student (``--model``) or of the teacher, reduced or not:
-    held-out retrieval of the prepared test split, Tatoeba (``--tatoeba``) and the UN and BUCC
-    stand-ins (``--un``, ``--bucc``)."""
+    """metrics.json of a distilled student (``--model``), of the teacher, reduced or not, or of
+    a pretrained encoder: held-out retrieval of the prepared test split, Tatoeba
+    (``--tatoeba``) and the UN and BUCC stand-ins (``--un``, ``--bucc``), each benchmark's
+    mean (`AVERAGED`) and the encoder's shape."""
     import torch
 
     from mlrep.embed import evaluate
@@ -275,11 +363,16 @@ def _evaluate(args: argparse.Namespace) -> int:
     encoder = functools.cache(encoder)  # built once, for Tatoeba and the benchmarks
     if args.tatoeba is not None:
         folder = _require(args.tatoeba, "snakemake " + str(args.tatoeba))
-        metrics.update(evaluate.tatoeba(encoder(), folder, evaluation.tatoeba_pairs))
+        languages = evaluation.tatoeba_languages
+        metrics.update(evaluate.tatoeba(encoder(), folder, evaluation.tatoeba_pairs, languages))
     named = {"un": args.un, "bucc": args.bucc}  # the benchmark stand-ins' folders
     folders = {name: folder for name, folder in named.items() if folder is not None}
     if folders:
         recorded |= _benchmarks(args, encoder(), folders, metrics)
+    for benchmark in AVERAGED:
+        parts = [k for k in metrics.metrics if k.startswith(f"{benchmark}_")]
+        if parts:
+            metrics.mean(f"{benchmark}_avg", parts)
     write(
         args.out,
         args.section,
@@ -304,6 +397,13 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     base.add_argument("--section", required=True, help="the chapter's params.yaml section")
     base.add_argument("--threads", type=positive_int, default=1, help="CPU threads")
     base.add_argument("--data", type=Path, required=True, help="the prepare step's folder")
+    prep = sub.add_parser(
+        "prepare", parents=[common], help="SentencePiece + token ids of English-centric pairs"
+    )
+    prep.add_argument("--section", required=True, help="the chapter's params.yaml section")
+    add_prepare_options(prep)
+    prep.set_defaults(func=_prepare)
+
     cached = argparse.ArgumentParser(add_help=False)
     cached.add_argument(
         "--teacher-cache", type=Path, required=True, help="`mlrep embed teacher-cache`'s folder"
@@ -347,14 +447,20 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     red.set_defaults(func=_reduce)
 
     ev = sub.add_parser(
-        "evaluate", parents=[base], help="metrics.json of a student, or of the teacher (reduced)"
+        "evaluate",
+        parents=[base],
+        help="metrics.json of a student, of the teacher (reduced) or of a pretrained encoder",
     )
     scored = ev.add_mutually_exclusive_group()
     scored.add_argument("--model", type=Path, help="a distill run's model.pt (else: the teacher)")
     scored.add_argument(
         "--reduction", type=Path, help="the teacher through a reduce width's model.pt"
     )
-    ev.add_argument("--teacher-cache", type=Path, help="the teacher's cache (teacher scoring)")
+    ev.add_argument(
+        "--teacher-cache",
+        type=Path,
+        help="the teacher's cache (without it and --model: the --loader/--teacher encoder)",
+    )
     ev.add_argument("--tatoeba", type=Path, help="normalised Tatoeba folder")
     ev.add_argument("--un", type=Path, help="UN: the embedded corpus or a normalised UN folder")
     ev.add_argument("--bucc", type=Path, help="BUCC: the embedded corpus or normalised BUCC")
@@ -365,6 +471,5 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     add_options(ev, embed_settings.BenchmarkSettings)
     add_options(ev, MarginSettings)
     add_options(ev, SearchSettings)
-    # the teacher's batch is the evaluation's (EvaluateSettings.encode_batch_size)
-    add_options(ev, embed_settings.TeacherSettings, skip=("encode_batch_size",))
+    add_options(ev, embed_settings.TeacherSettings, skip=embed_settings.NOT_EVALUATED)
     ev.set_defaults(func=_evaluate)

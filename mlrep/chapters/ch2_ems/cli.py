@@ -20,10 +20,10 @@ import yaml
 from mlrep.chapters.ch2_ems import runs
 from mlrep.cliutil import add_options, fill, positive_int, resolved_params, settings_from
 from mlrep.device import visible
+from mlrep.embed import cli as embed_cli
 from mlrep.embed import settings as embed_settings
 from mlrep.embed.baselines import LOADERS
 from mlrep.errors import MlrepError
-from mlrep.io import atomic_directory
 from mlrep.provenance import record
 from mlrep.report.metrics import FLOOR, Scores, write
 
@@ -49,22 +49,7 @@ def _require(path: Path, made_by: str) -> Path:
 
 
 def _prepare(args: argparse.Namespace) -> int:
-    from mlrep.embed import data
-
-    scale, settings = settings_from(
-        args,
-        embed_settings.PrepareSettings,
-        (f"{runs.SECTION}.prepare",),
-        threads=args.threads,
-    )
-    for source in args.sources:
-        _require(source, "snakemake " + str(source))
-    with atomic_directory(args.out) as staging:
-        info = data.prepare(list(args.sources), staging, settings)
-        prepare = _recorded(settings, embed_settings.VERB_SET)
-        record(staging, "ch2 prepare", {"scale": scale, runs.SECTION: {"prepare": prepare}})
-    print(json.dumps({"out": str(args.out), "languages": len(info["languages"]) - 1}))
-    return 0
+    return embed_cli.prepare(args, runs.SECTION, "ch2 prepare")
 
 
 def _recorded(settings: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -145,7 +130,8 @@ def _score(
 
     if args.tatoeba is not None:
         folder = _require(args.tatoeba, "snakemake " + str(args.tatoeba))
-        metrics.update(evaluate.tatoeba(encode, folder, evaluation.tatoeba_pairs))
+        languages = evaluation.tatoeba_languages
+        metrics.update(evaluate.tatoeba(encode, folder, evaluation.tatoeba_pairs, languages))
     if not args.benchmarks:
         return {"tatoeba": str(args.tatoeba)}
     settings, data_root = _settings(args)
@@ -314,10 +300,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     prepare = sub.add_parser(
         "prepare", parents=[common], help="SentencePiece + token ids of English-centric pairs"
     )
-    prepare.add_argument("--sources", type=Path, nargs="+", required=True, help="text folders")
-    prepare.add_argument("--out", type=Path, required=True, help="output folder (atomic)")
-    prepare.add_argument("--threads", type=positive_int, default=1)
-    add_options(prepare, embed_settings.PrepareSettings, skip=embed_settings.VERB_SET)
+    embed_cli.add_prepare_options(prepare)
     prepare.set_defaults(func=_prepare)
 
     train = sub.add_parser("train", parents=[common], help="train one run (resumes)")

@@ -7,13 +7,11 @@ from mlrep.embed.metrics import PATTERNS as ENCODER_PATTERNS
 
 PATTERNS: tuple[str, ...] = (
     *ENCODER_PATTERNS,
-    # the training summary (grid points are judged on valid_loss; Table 2.14's Sec./1k Steps)
-    "final_loss",
+    # the training summary (grid points are judged on valid_loss; the encoder's final_loss and
+    # sec_per_1k_steps, Table 2.14's Sec./1k Steps, are ENCODER_PATTERNS')
     "valid_loss",
-    "sec_per_1k_steps",
-    # Table 2.3: encoder parameters (inference), languages and parallel pairs trained on
-    "parameters",
+    # Table 2.3: encoder parameters in millions and parallel pairs trained on (parameters and
+    # languages are ENCODER_PATTERNS')
     "parameters_m",
-    "languages",
     "parallel_pairs",
 )

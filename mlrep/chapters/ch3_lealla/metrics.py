@@ -5,14 +5,6 @@ from __future__ import annotations
 
 from mlrep.embed.metrics import PATTERNS as ENCODER_PATTERNS
 
-PATTERNS: tuple[str, ...] = (
-    *ENCODER_PATTERNS,
-    # Tables 3.1/A.3: a run's shape (L, d_h, d_ff, H) by the StudentConfig field names, and P
-    "layers",
-    "dim",
-    "ffn_dim",
-    "heads",
-    "parameters",
-    # Table 3.3's La.: languages trained on
-    "languages",
-)
+# Tables 3.1/A.3's shape (L, d_h, d_ff, H: layers, dim, ffn_dim, heads) and P (parameters),
+# Table 3.3's La. (languages): ENCODER_PATTERNS, which `mlrep embed evaluate` writes
+PATTERNS: tuple[str, ...] = (*ENCODER_PATTERNS,)
