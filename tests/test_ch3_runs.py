@@ -194,7 +194,10 @@ def test_an_ams_only_ablation_is_its_architecture_run():
         assert ams.settings == arch.settings and ams.trained_as == arch.name
     # the full model and each other ablation train on their own; weights only for their terms
     assert runs.Run.parse("lealla-large-fd").settings["beta"] == 1e4
-    assert "gamma" not in runs.Run.parse("lealla-large-ams-fd").settings
+    # a dropped term keeps its place with weight 0 (the full model's other weights kept)
+    ablated = runs.Run.parse("lealla-large-ams-fd").settings
+    assert (ablated["alpha"], ablated["beta"], ablated["gamma"]) == (1.0, 1e4, 0.0)
+    assert runs.Run.parse("arch-8").settings["beta"] == 0.0
     assert runs.Run.parse("lealla-base-ld").settings["loss"] == "ld"
     # the teacher, m-USE and 40 trainings (7 widths, 12 shapes, 3 sizes x 7 other losses)
     distinct = {runs.Run.parse(name).trained_as for name in runs.run_names(768)}

@@ -170,14 +170,13 @@ class Run:
 
 
 def _student(shape: Shape, loss: str, size: Size | None) -> dict[str, Any]:
-    """Shape, loss and the weights of the terms `loss` has (`ld_temperature` with LD). AMS
-    alone (no `size`: the architecture search) has weight 1, as every LEALLA's α is."""
-    terms = loss.split("+")
-    weights: dict[str, float] = {"alpha": 1.0}
-    if size is not None:
-        weights = {w: getattr(size, w) for w, of in _WEIGHTS.items() if set(of) & set(terms)}
-        if "ld" in terms:
-            weights["ld_temperature"] = size.ld_temperature
+    """Shape, loss and every weight of Eq. 3.5: the size's for the terms `loss` has, 0 for
+    the others (a partial ablation keeps the full model's weights and drops a term by setting
+    its weight to 0). AMS alone (no `size`: the architecture search) has weight 1, as every
+    LEALLA's α is."""
+    terms = set(loss.split("+"))
+    spec = size or Size(architecture=0, beta=0.0, gamma=0.0)
+    weights = {w: getattr(spec, w) if set(of) & terms else 0.0 for w, of in _WEIGHTS.items()}
     return {
         "layers": shape.layers,
         "dim": shape.dim,
@@ -185,6 +184,7 @@ def _student(shape: Shape, loss: str, size: Size | None) -> dict[str, Any]:
         "heads": shape.heads,
         "loss": loss,
         **weights,
+        "ld_temperature": spec.ld_temperature,
     }
 
 
