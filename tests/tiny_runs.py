@@ -29,13 +29,6 @@ from tests.conftest import REPO, snakemake
 PROJECT_FILES = ("Snakefile", "params.yaml", "dvc.yaml", ".gitignore", ".dvcignore")
 PROJECT_TREES = ("workflow", "mlrep", "reports/reference")
 
-COMMON: dict[str, Any] = {
-    # one thread per training and evaluation job: on a shared, oversubscribed machine two
-    # threads per job were measured 36x slower per update (0.10 s vs 3.65 s)
-    "resources.gpu_train.threads": 1,
-    "resources.gpu_eval.threads": 1,
-}
-
 CHAPTER_TRIMS: dict[str, dict[str, Any]] = {
     "ch2_ems": {
         "ch2_ems.prepare.max_pairs": 60,
@@ -200,7 +193,6 @@ def _new_project(root: Path) -> TinyProject:
         root,
         {
             "chapters": list(CHAPTER_TRIMS),
-            **COMMON,
             **trims,
             "ch2_ems.stand_ins": {"labse": str(stand_in)},
         },
