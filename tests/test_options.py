@@ -72,6 +72,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
         (MarginSettings, ()),
         (SearchSettings, ()),
     ],
+    ("embed", "mlm-pretrain"): [(embed.MlmSettings, ())],
     ("report", "build"): [(fill.ReportSettings, ())],
     ("report", "summary"): [(fill.ReportSettings, ())],
     ("data", "fetch"): [(download.Policy, download.CALLER_SET)],
