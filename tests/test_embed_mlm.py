@@ -12,7 +12,7 @@ import torch
 from mlrep.cli import main
 from mlrep.embed import mlm
 from mlrep.embed.mlm import IGNORE, MlmTextError
-from mlrep.embed.settings import MlmSettings
+from mlrep.embed.settings import EmsConfigError, MlmSettings
 from tests.learning import assert_improves, assert_loss_falls
 
 SUBJECTS = {"aa": ["kato", "mirel", "sunda", "pelo"], "bb": ["zuk", "orav", "tenis", "lomu"]}
@@ -158,3 +158,11 @@ def test_missing_empty_or_unknown_text_names_the_fix(tmp_path, text):
     with pytest.raises(MlmTextError, match=r"no text for de \(present: aa, bb\)"):
         mlm.read_text(text, ("aa", "de"))
     assert list(mlm.read_text(text, ("bb",))) == ["bb"]
+
+
+def test_a_vocabulary_with_no_room_for_merges_is_refused():
+    """Byte-level BPE keeps all 256 bytes and the 5 specials whatever `vocab_size` says."""
+    with pytest.raises(EmsConfigError, match="raise it"):
+        MlmSettings(**options(vocab_size=261))
+    with pytest.raises(EmsConfigError, match="multiple of heads"):
+        MlmSettings(**options(dim=30, heads=4))

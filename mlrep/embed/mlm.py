@@ -31,6 +31,7 @@ from typing import Any
 
 import torch
 
+from mlrep.device import visible
 from mlrep.embed.settings import MlmSettings
 from mlrep.embed.train import Schedule
 from mlrep.errors import MlrepError
@@ -159,17 +160,22 @@ def encode(tokenizer: Any, sentences: Sequence[str], max_tokens: int) -> list[li
 
 
 def batch(
-    tokenizer: Any, rows: Sequence[list[int]], settings: MlmSettings, generator: torch.Generator
+    tokenizer: Any,
+    rows: Sequence[list[int]],
+    settings: MlmSettings,
+    generator: torch.Generator,
+    device: torch.device | str = "cpu",
 ) -> dict[str, torch.Tensor]:
-    """The model's keyword arguments for `rows`: padded ids, masked, with attention mask and
-    labels."""
+    """The model's keyword arguments for `rows` on `device`: padded ids, masked (on the CPU,
+    so a seed draws the same masks on any device), with attention mask and labels."""
     padded = tokenizer.pad({"input_ids": list(rows)}, return_tensors="pt")
     ids, attention = padded["input_ids"], padded["attention_mask"]
     special = torch.isin(ids, torch.tensor(tokenizer.all_special_ids))
     inputs, labels = mask_tokens(
         ids, special, tokenizer.mask_token_id, len(tokenizer), settings.mask_prob, generator
     )
-    return {"input_ids": inputs, "attention_mask": attention, "labels": labels}
+    kwargs = {"input_ids": inputs, "attention_mask": attention, "labels": labels}
+    return {key: value.to(device) for key, value in kwargs.items()}
 
 
 def masked_loss(
@@ -224,7 +230,8 @@ def run(
     sentences = [line for lines in text.values() for line in lines]
     tokenizer = train_tokenizer(sentences, settings.vocab_size, settings.max_tokens)
     rows = encode(tokenizer, sentences, settings.max_tokens)
-    model = build_model(settings, tokenizer)
+    device = visible().device
+    model = build_model(settings, tokenizer).to(device)
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=0.01)
     schedule = Schedule(len(rows), settings.batch_size, seed)
@@ -233,7 +240,7 @@ def run(
     started = time.perf_counter()
     for step in range(1, settings.steps + 1):
         chosen = [rows[i] for i in schedule.rows(step)]
-        loss = model(**batch(tokenizer, chosen, settings, generator)).loss
+        loss = model(**batch(tokenizer, chosen, settings, generator, device)).loss
         optimizer.zero_grad()
         loss.backward()
         for group in optimizer.param_groups:
@@ -258,7 +265,7 @@ def run(
         "losses": losses,
     }
     with atomic_directory(out) as staging:
-        model.save_pretrained(staging)
+        model.cpu().save_pretrained(staging)
         tokenizer.save_pretrained(staging)
         (staging / SUMMARY_FILE).write_text(json.dumps(summary, indent=1) + "\n")
         finish(staging)
