@@ -166,3 +166,13 @@ def test_a_vocabulary_with_no_room_for_merges_is_refused():
         MlmSettings(**options(vocab_size=261))
     with pytest.raises(EmsConfigError, match="multiple of heads"):
         MlmSettings(**options(dim=30, heads=4))
+
+
+def test_a_seed_gives_the_same_stand_in(text, tmp_path):
+    """Tokenizer, initialisation, batches and masks all follow `--seed`."""
+    torch.set_num_threads(1)
+    first = train(text, tmp_path / "a", steps=10)["losses"]
+    assert train(text, tmp_path / "b", steps=10)["losses"] == first
+    assert (tmp_path / "a" / "tokenizer.json").read_text() == (
+        tmp_path / "b" / "tokenizer.json"
+    ).read_text()
