@@ -74,6 +74,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
         (SearchSettings, ()),
         (embed.TeacherSettings, embed.NOT_EVALUATED),
     ],
+    ("embed", "mlm-pretrain"): [(embed.MlmSettings, ())],
     ("report", "build"): [(fill.ReportSettings, ())],
     ("report", "summary"): [(fill.ReportSettings, ())],
     ("data", "fetch"): [(download.Policy, download.CALLER_SET)],

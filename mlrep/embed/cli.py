@@ -390,6 +390,23 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mlm_pretrain(args: argparse.Namespace) -> int:
+    """A tiny stand-in encoder (mBERT's or XLM-R's class), MLM-pretrained on leak-free text and
+    saved as a Hugging Face checkpoint (`mlrep.embed.mlm`)."""
+    from mlrep.embed import mlm
+
+    scale, settings = settings_from(args, embed_settings.MlmSettings, (args.section,))
+    recorded = {**asdict(settings), "seed": args.seed, "text": str(args.text)}
+    config = {"scale": scale, args.section: recorded}
+
+    def provenance(staging: Path) -> None:
+        record(staging, "embed mlm-pretrain", config)
+
+    summary = mlm.run(args.text, settings, args.out, args.seed, args.threads, provenance, _log)
+    print(json.dumps({k: summary[k] for k in ("final_loss", "steps", "parameters")}))
+    return 0
+
+
 def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     embed = top.add_parser("embed", help="sentence-encoder distillation: teacher, students")
     sub = embed.add_subparsers(dest="embed_command", required=True)
@@ -473,3 +490,16 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     add_options(ev, SearchSettings)
     add_options(ev, embed_settings.TeacherSettings, skip=embed_settings.NOT_EVALUATED)
     ev.set_defaults(func=_evaluate)
+
+    mlm = sub.add_parser(
+        "mlm-pretrain",
+        parents=[common],
+        help="a tiny stand-in encoder (mBERT/XLM-R class), MLM-pretrained; a hub-style folder",
+    )
+    mlm.add_argument("--section", required=True, help="the params.yaml section of the settings")
+    mlm.add_argument("--threads", type=positive_int, default=1, help="CPU threads")
+    mlm.add_argument("--text", type=Path, required=True, help="`mlrep data monolingual`'s folder")
+    mlm.add_argument("--out", type=Path, required=True, help="the checkpoint folder to write")
+    mlm.add_argument("--seed", type=int, required=True)
+    add_options(mlm, embed_settings.MlmSettings)
+    mlm.set_defaults(func=_mlm_pretrain)

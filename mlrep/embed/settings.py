@@ -263,3 +263,43 @@ class BenchmarkSettings:
                 "examples": self.bucc_examples,
             },
         }
+
+
+ModelType = Literal["bert", "xlm-roberta"]
+BYTE_ALPHABET = 256 + 5  # a byte-level BPE vocabulary's bytes and RoBERTa's special tokens
+
+
+@dataclass(frozen=True)
+class MlmSettings:
+    """A small encoder MLM-pretrained from scratch (``mlrep embed mlm-pretrain``): the tiny
+    stand-ins for mBERT (``bert``) and XLM-R (``xlm-roberta``), saved as a Hugging Face
+    checkpoint so the step that reads them loads a hub model the same way."""
+
+    model_type: ModelType = field(metadata={"help": "bert (mBERT's class) or xlm-roberta"})
+    languages: tuple[str, ...] = field(
+        metadata={"nargs": "*", "help": "languages of the text folder to train on (none: all)"}
+    )
+    layers: int = field(metadata=_positive("encoder layers"))
+    dim: int = field(metadata=_positive("model dimension"))
+    heads: int = field(metadata=_positive("attention heads"))
+    ffn_dim: int = field(metadata=_positive("feed-forward dimension"))
+    vocab_size: int = field(metadata=_positive("byte-level BPE vocabulary, specials included"))
+    max_tokens: int = field(metadata=_positive("tokens kept per sentence, <s> and </s> included"))
+    steps: int = field(metadata=_positive("updates"))
+    batch_size: int = field(metadata=_positive("sentences per update"))
+    lr: float = field(metadata={"help": "peak AdamW learning rate"})
+    warmup: int = field(metadata={"help": "linear warm-up updates, then linear decay to 0"})
+    mask_prob: float = field(
+        metadata={"help": "share of tokens predicted (of them 80% <mask>, 10% random, 10% kept)"}
+    )
+
+    def __post_init__(self) -> None:
+        if self.dim % self.heads:
+            raise EmsConfigError(f"dim {self.dim} is not a multiple of heads {self.heads}")
+        if not 0 < self.mask_prob < 1:
+            raise EmsConfigError(f"mask_prob {self.mask_prob} is not strictly between 0 and 1")
+        if self.vocab_size <= BYTE_ALPHABET:
+            raise EmsConfigError(
+                f"vocab_size {self.vocab_size} leaves no merges: the 256 bytes and the 5 special "
+                f"tokens take {BYTE_ALPHABET}; raise it"
+            )
