@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mlrep.cliutil import add_options, positive_int, settings_from
+from mlrep.embed import align_cli
 from mlrep.embed import settings as embed_settings
 from mlrep.errors import MlrepError
 from mlrep.evaluate.settings import MarginSettings, SearchSettings
@@ -368,3 +369,5 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     # the teacher's batch is the evaluation's (EvaluateSettings.encode_batch_size)
     add_options(ev, embed_settings.TeacherSettings, skip=("encode_batch_size",))
     ev.set_defaults(func=_evaluate)
+
+    align_cli.register(sub, common)  # OneAligner's align-finetune, align-evaluate
