@@ -98,7 +98,7 @@ def test_pairs_of_any_two_languages_join_on_segment_ids(tmp_path):
         assert de.split()[0].startswith("de") and ja == cipher(de.replace("dew", "w"), "ja")
     ja_en = align_data.pair_sentences(corpus, "train", "ja-en")  # en-ja's own files, flipped
     assert len(ja_en) == 9 and all(
-        j == cipher(e, "ja") for j, e in zip(*dataclasses.astuple(ja_en))
+        j == cipher(e, "ja") for j, e in zip(*dataclasses.astuple(ja_en), strict=True)
     )
     with pytest.raises(align_data.AlignDataError, match="no train segments shared"):
         align_data.pair_sentences(corpus, "train", "de-fr")

@@ -72,6 +72,8 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
         (MarginSettings, ()),
         (SearchSettings, ()),
     ],
+    ("embed", "align-finetune"): [(embed.AlignFinetuneSettings, embed.ALIGN_VERB_SET)],
+    ("embed", "align-evaluate"): [(embed.AlignEvaluateSettings, ()), (embed.BuccSettings, ())],
     ("report", "build"): [(fill.ReportSettings, ())],
     ("report", "summary"): [(fill.ReportSettings, ())],
     ("data", "fetch"): [(download.Policy, download.CALLER_SET)],
