@@ -186,10 +186,13 @@ def test_special_tokens_and_padding_are_never_matched(encoder_folder):
 
 
 def test_mining_keeps_each_sentence_once_best_first():
-    matrix = torch.tensor([[0.9, 0.8, 0.1], [0.85, 0.2, 0.3], [0.1, 0.2, 0.4]])
+    # row 1 proposes column 0 (taken by row 0); column 1 proposes row 1: the backward pass
+    # finds the pair the forward one misses
+    matrix = torch.tensor([[0.9, 0.1, 0.0], [0.8, 0.7, 0.0], [0.1, 0.2, 0.4]])
     mined = align_eval.mine(matrix)
-    assert list(zip(mined.src.tolist(), mined.tgt.tolist(), strict=True)) == [(0, 0), (2, 2)]
-    assert mined.scores.tolist() == pytest.approx([0.9, 0.4])
+    pairs = list(zip(mined.src.tolist(), mined.tgt.tolist(), strict=True))
+    assert pairs == [(0, 0), (1, 1), (2, 2)]
+    assert mined.scores.tolist() == pytest.approx([0.9, 0.7, 0.4])
 
 
 class Interrupted(Exception):
