@@ -21,17 +21,13 @@ def _log(message: str) -> None:
     print(message, flush=True)
 
 
-def _sections(args: argparse.Namespace, *keys: str) -> tuple[str, ...]:
-    return tuple(f"{args.section}.{key}" if key else args.section for key in keys)
-
-
 def _finetune(args: argparse.Namespace) -> int:
     from mlrep.embed import align_data, align_train, hf_encoder
 
     scale, settings = settings_from(
         args,
         embed_settings.AlignFinetuneSettings,
-        _sections(args, ""),
+        (args.section,),
         seed=args.seed,
         threads=args.threads,
     )

@@ -41,20 +41,31 @@ def scores(
     candidates: Sequence[str],
     settings: AlignEvaluateSettings,
 ) -> torch.Tensor:
-    """The evaluation scores of every query (row) against every candidate (column)."""
+    """The evaluation scores of every query (row) against every candidate (column), on the
+    CPU; they are computed on the encoder's device, where the token dot products are cheap."""
+    if not queries or not candidates:
+        raise BenchmarkError(
+            f"{len(queries)} queries and {len(candidates)} candidates: nothing to score; "
+            "check the evaluation files"
+        )
     sides = [
         hf_encoder.encode(
             encoder, list(text), settings.layer, settings.max_tokens, settings.encode_batch_size
         )
         for text in (queries, candidates)
     ]
+    (src, src_mask), (tgt, tgt_mask) = (
+        (states.to(encoder.device), mask.to(encoder.device)) for states, mask in sides
+    )
     return bertscore.evaluation_scores(
-        *sides[0],
-        *sides[1],
+        src,
+        src_mask,
+        tgt,
+        tgt_mask,
         similarity=settings.similarity,
         alpha=settings.alpha,
         batch=settings.eval_batch,
-    )
+    ).cpu()
 
 
 def retrieval(encoder: hf_encoder.Encoder, pairs: Examples, settings: AlignEvaluateSettings):
@@ -136,7 +147,7 @@ def bucc(
         found = {}
         for role, split in (("tune", spec.bucc_tune), ("test", spec.bucc_test)):
             src, tgt, ids = _bucc_split(folder, split, lang, spec)
-            found[role] = (mine(scores(encoder, src, tgt, settings).float().cpu()), ids)
+            found[role] = (mine(scores(encoder, src, tgt, settings)), ids)
         threshold, tuned = mining.best_threshold(*found["tune"])
         tested = mining.apply_threshold(*found["test"], threshold)
         metrics[f"bucc_{lang}"] = tested["f1"]
