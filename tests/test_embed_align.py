@@ -275,3 +275,7 @@ def test_the_cli_fine_tunes_and_evaluates(encoder_folder, tmp_path):
         encoder, sentences, english_side, dataclasses.replace(EVAL, alpha=0)
     )
     assert not torch.allclose(with_norm, without)
+    pooled = align_eval.scores(
+        encoder, sentences, english_side, dataclasses.replace(EVAL, similarity="avg")
+    )
+    assert pooled.shape == with_norm.shape and not torch.allclose(pooled, with_norm)
