@@ -75,6 +75,8 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
         (embed.TeacherSettings, embed.NOT_EVALUATED),
     ],
     ("embed", "mlm-pretrain"): [(embed.MlmSettings, ())],
+    ("embed", "align-finetune"): [(embed.AlignFinetuneSettings, embed.ALIGN_VERB_SET)],
+    ("embed", "align-evaluate"): [(embed.AlignEvaluateSettings, ()), (embed.BuccSettings, ())],
     ("report", "build"): [(fill.ReportSettings, ())],
     ("report", "summary"): [(fill.ReportSettings, ())],
     ("data", "fetch"): [(download.Policy, download.CALLER_SET)],

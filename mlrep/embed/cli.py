@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from mlrep.cliutil import add_options, positive_int, settings_from
+from mlrep.embed import align_cli
 from mlrep.embed import settings as embed_settings
 from mlrep.errors import MlrepError
 from mlrep.evaluate.settings import MarginSettings, SearchSettings
@@ -503,3 +504,4 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     mlm.add_argument("--seed", type=int, required=True)
     add_options(mlm, embed_settings.MlmSettings)
     mlm.set_defaults(func=_mlm_pretrain)
+    align_cli.register(sub, common)  # OneAligner's align-finetune, align-evaluate

@@ -233,14 +233,10 @@ class ReduceSettings:
 
 
 @dataclass(frozen=True)
-class BenchmarkSettings:
-    """The UN and BUCC stand-ins of ``mlrep embed evaluate`` (``--un``, ``--bucc``): params.yaml
-    ``<section>.benchmarks``. Their search and margin are the suite's (``evaluate.search``,
-    ``evaluate.bucc``: `mlrep.evaluate.settings`); `specs` gives them to
-    `mlrep.embed.benchmarks.run` in the shape Chapter 2's params sections have."""
+class BuccSettings:
+    """A BUCC stand-in mined from the embedded corpus (`mlrep.evaluate.mining.hide_gold`): the
+    keys ``mlrep embed evaluate`` (`BenchmarkSettings`) and ``align-evaluate`` share."""
 
-    un_languages: tuple[str, ...] = field(metadata={"help": "UN: xx languages searched in en"})
-    un_split: str = field(metadata={"help": "UN: the split whose English is the whole pool"})
     bucc_languages: tuple[str, ...] = field(metadata={"help": "BUCC: xx languages mined with en"})
     bucc_tune: str = field(metadata={"help": "BUCC: the split whose gold picks the threshold"})
     bucc_test: str = field(metadata={"help": "BUCC: the split scored at that threshold"})
@@ -248,6 +244,17 @@ class BenchmarkSettings:
         metadata={"help": "BUCC on the embedded corpus: segments on both sides (the gold)"}
     )
     bucc_seed: int = field(metadata={"help": "BUCC on the embedded corpus: seed of the hiding"})
+
+
+@dataclass(frozen=True)
+class BenchmarkSettings(BuccSettings):
+    """The UN and BUCC stand-ins of ``mlrep embed evaluate`` (``--un``, ``--bucc``): params.yaml
+    ``<section>.benchmarks``. Their search and margin are the suite's (``evaluate.search``,
+    ``evaluate.bucc``: `mlrep.evaluate.settings`); `specs` gives them to
+    `mlrep.embed.benchmarks.run` in the shape Chapter 2's params sections have."""
+
+    un_languages: tuple[str, ...] = field(metadata={"help": "UN: xx languages searched in en"})
+    un_split: str = field(metadata={"help": "UN: the split whose English is the whole pool"})
     bucc_examples: int = field(metadata={"help": "BUCC: mined pairs outside the gold recorded"})
 
     def specs(self) -> dict[str, dict[str, typing.Any]]:
@@ -303,3 +310,59 @@ class MlmSettings:
                 f"vocab_size {self.vocab_size} leaves no merges: the 256 bytes and the 5 special "
                 f"tokens take {BYTE_ALPHABET}; raise it"
             )
+Similarity = Literal["bertscore", "avg"]  # = mlrep.embed.bertscore.SIMILARITIES
+
+
+def _paper(value: typing.Any, help_text: str, **extra: typing.Any) -> typing.Any:
+    """A field whose default is the paper's value, so a params section may leave it out."""
+    return field(default=value, metadata={"help": help_text, "omissible": True, **extra})
+
+
+@dataclass(frozen=True)
+class AlignSettings:
+    """What OneAligner's fine-tuning and its evaluation share: the hidden layer BERT-score
+    reads, the normalisation strength α and the sentence length cut. The paper's defaults
+    equal `mlrep.embed.bertscore`'s constants (tested; this module stays free of torch)."""
+
+    layer: int = field(metadata=_positive("hidden layer of the token vectors (1-based)"))
+    alpha: float = _paper(0.75, "in-batch normalisation strength α (0: none)")
+    max_tokens: int = _paper(100, "tokens kept per sentence, special tokens included")
+
+
+@dataclass(frozen=True)
+class AlignFinetuneSettings(AlignSettings):
+    """``mlrep embed align-finetune``: params.yaml ``<section>.<key>``; `seed` and `threads`
+    are the verb's own (`ALIGN_VERB_SET`)."""
+
+    pairs: tuple[str, ...] = field(default=(), metadata={"help": "language pairs a-b trained on"})
+    budget: int = field(default=0, metadata={"help": "examples sampled before filtering (0: all)"})
+    epochs: int = field(default=3, metadata=_positive("passes over the kept examples"))
+    batch_size: int = field(default=64, metadata=_positive("sentence pairs per batch"))
+    lr: float = field(default=3e-6, metadata={"help": "peak learning rate (linear decay to 0)"})
+    weight_decay: float = _paper(0.0, "AdamW weight decay")
+    min_tokens: int = _paper(5, "drop examples with fewer tokens on either side", type=positive_int)
+    temperature: float = _paper(5.0, "softmax temperature τ of the loss (divides the logits)")
+    checkpoint_every: int = field(default=1000, metadata=_positive("updates between checkpoints"))
+    seed: int = 0
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        if not self.pairs:
+            raise EmsConfigError("align-finetune needs at least one language pair (pairs a-b)")
+
+
+ALIGN_VERB_SET = ("seed", "threads")
+
+
+@dataclass(frozen=True)
+class AlignEvaluateSettings(AlignSettings):
+    """``mlrep embed align-evaluate``: how an encoder's token states are scored."""
+
+    similarity: Similarity = field(
+        default="bertscore",
+        metadata={"help": "BERT-score over tokens, or mean-pooled cosine", "omissible": True},
+    )
+    eval_batch: int = _paper(256, "sentences per normalisation block", type=positive_int)
+    encode_batch_size: int = _paper(64, "sentences per encoding batch", type=positive_int)
+    tatoeba_pairs: int = _paper(0, "pairs per Tatoeba language (0: all)")
+    pairs_split: str = _paper("test", "the split of --pairs-folder scored")

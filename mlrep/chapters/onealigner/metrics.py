@@ -1,0 +1,17 @@
+"""The metric names OneAligner's runs write (``mlrep embed align-evaluate``), which its tables
+may read; `mlrep.report.metrics.write` refuses any other name (template syntax:
+`mlrep.report.metrics.compile_template`)."""
+
+from __future__ import annotations
+
+PATTERNS: tuple[str, ...] = (
+    # Tatoeba P@1 xx→en per language (Tables 1, 3, 4, 5, 7, 9) and their mean ("Avg. Acc.")
+    "tatoeba_{lang}",
+    "tatoeba_avg",
+    # New-Tatoeba-style pair sets (Table 6): P@1 per pair, the means with and without English
+    "new_tatoeba_{src}-{tgt}",
+    "new_tatoeba_{eng|not_eng}",
+    # BUCC-style mining F1 per language and its mean (Table 8)
+    "bucc_{lang}",
+    "bucc_avg",
+)
