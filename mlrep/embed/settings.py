@@ -310,6 +310,8 @@ class MlmSettings:
                 f"vocab_size {self.vocab_size} leaves no merges: the 256 bytes and the 5 special "
                 f"tokens take {BYTE_ALPHABET}; raise it"
             )
+
+
 Similarity = Literal["bertscore", "avg"]  # = mlrep.embed.bertscore.SIMILARITIES
 
 
