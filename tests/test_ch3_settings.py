@@ -86,10 +86,13 @@ def test_reduction_widths_cover_the_syn_students():
     tiny = section("tiny")
     dims = runs.reduction_dims(tiny)
     assert set(runs.reduce_dims(tiny["teacher"]["dim"])) <= set(dims)
-    for size in runs.SIZES:
+    for size in tiny["ablations"]["sizes"]:
         assert runs.run_values(tiny, runs.lealla_run(size, "ams+syn"))["dim"] in dims
     assert dims == sorted(dims, reverse=True)
     assert runs.reduction_dims(section("full")) == [512, 384, 256, 192, 128, 64, 32]
+    # every size's SYN student: the base one's width (48 at tiny) is not a ladder step
+    every = {**tiny, "ablations": {"sizes": list(runs.SIZES), "losses": ["ams+syn"]}}
+    assert 48 in runs.reduction_dims(every) and 48 not in runs.reduce_dims(512)
 
 
 def test_pretrained_flags():

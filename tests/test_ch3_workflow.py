@@ -77,11 +77,13 @@ def test_tiny_scale_plans_every_step_as_a_cpu_job(tmp_path):
     for rule, found in planned.items():
         assert all("gpu" not in job.values("resources") for job in found), rule
     trained = {job.values("wildcards")["run"] for job in planned["ch3_distill"]}
-    assert {"arch-8", "lealla-small", "lealla-large-ld", "lealla-base-ams-df"} <= trained
-    assert not {"lealla-small-ams", "arch-1"} & trained  # AMS alone is arch-8; #1 trimmed
+    assert {"arch-8", "lealla-small", "lealla-large", "lealla-small-ld"} <= trained
+    assert {"lealla-small-ams-df", "lealla-small-ams-syn"} <= trained
+    # AMS alone is arch-8; #1 and the base and large ablations are trimmed at tiny
+    assert not {"lealla-small-ams", "arch-1", "lealla-base-ld", "lealla-large-fd"} & trained
     (reduce,) = planned["ch3_reduce"]
-    # the ladder and the base student's SYN width (48: not a ladder step)
-    assert "--dims 384 256 192 128 64 48 32 16 " in reduce.text
+    # the ladder (LEALLA-small's SYN width, 32, is one of its steps)
+    assert "--dims 384 256 192 128 64 32 16 " in reduce.text
     (prepare,) = planned["ch3_prepare"]
     assert "--languages ar de es fr it ja ko nl pl pt ru th tr zh zh_Hant" in prepare.text
     for job in planned["ch3_distill"]:

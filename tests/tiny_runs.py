@@ -54,8 +54,8 @@ CHAPTER_TRIMS: dict[str, dict[str, Any]] = {
         "ch3_lealla.prepare.languages": ["de", "es", "fr", "ja", "zh"],
         "ch3_lealla.architectures": [8],
         "ch3_lealla.sizes": ["small"],
-        # the full loss, AMS alone (its architecture run) and the one with a fixed projection
-        "ch3_lealla.losses": ["ams+fd+ld", "ams", "ams+syn"],
+        # AMS alone (its architecture run) and the loss with a fixed projection
+        "ch3_lealla.ablations": {"sizes": ["small"], "losses": ["ams", "ams+syn"]},
         "ch3_lealla.schedule.wide_steps": 4,
         "ch3_lealla.schedule.narrow_steps": 4,
         "ch3_lealla.train.batch_size": 16,

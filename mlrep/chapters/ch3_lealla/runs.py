@@ -22,7 +22,7 @@ the workflow trains it once for its three tables.
 shape shrunk by ``shrink`` (the tiny scale divides the thesis's layers, widths and heads), the
 learning rate and steps of its width (``schedule``, Sec. 3.2.3), the section's other student,
 objective and training keys. `planned_runs` lists what a scale runs (``architectures``,
-``sizes``, ``losses``: the tiny scale trims them, the report marks the rest "not run").
+``sizes``, ``ablations``: the tiny scale trims them, the report marks the rest "not run").
 """
 
 from __future__ import annotations
@@ -253,14 +253,17 @@ class Schedule:
 
 
 def planned_runs(section: Mapping[str, Any]) -> list[str]:
-    """The runs a scale evaluates (``architectures``, ``sizes``, ``losses`` and ``baselines``
-    of the section; the reduction ladder from the teacher's ``dim``), each once."""
+    """The runs a scale evaluates: the teacher and ``baselines``, the reduction ladder of the
+    teacher's ``dim``, the ``architectures``, LEALLA at each of ``sizes`` with the full loss
+    and at each of ``ablations.sizes`` with each of ``ablations.losses``."""
+    ablations = section["ablations"]
     return [
         TEACHER_RUN,
         *section["baselines"],
         *(f"{REDUCE_PREFIX}{d}" for d in reduce_dims(section["teacher"]["dim"])),
         *(f"{ARCH_PREFIX}{n}" for n in section["architectures"]),
-        *(lealla_run(size, loss) for size in section["sizes"] for loss in section["losses"]),
+        *(lealla_run(size) for size in section["sizes"]),
+        *(lealla_run(size, loss) for size in ablations["sizes"] for loss in ablations["losses"]),
     ]
 
 
