@@ -276,15 +276,34 @@ def test_un_searches_every_english_sentence_of_the_split(tmp_path):
     assert small == benchmarks.un(noisy, folder, spec, 4096)[0]
 
 
+def test_un_encodes_the_corpus_pool_once_for_every_language(tmp_path):
+    """Every language of the embedded corpus searches the same English pool: one encoding of
+    it serves them all, and the scores are those of encoding it per language."""
+    folder = corpus(tmp_path / "c", {"test": {"de": range(40), "fr": range(30, 90)}})
+    encoder, calls = segment_encoder(noise=1.2), []
+
+    def counted(lines):
+        calls.append(len(lines))
+        return encoder(lines)
+
+    spec = {"split": "test", "languages": ["de", "fr"]}
+    metrics, _ = benchmarks.un(counted, folder, spec, 16)
+    assert calls.count(90) == 1 and sorted(c for c in calls if c != 90) == [40, 60]
+    for lang in ("de", "fr"):
+        alone, _ = benchmarks.un(encoder, folder, {"split": "test", "languages": [lang]}, 16)
+        assert metrics[f"un_{lang}"] == alone[f"un_{lang}"]
+
+
 def test_un_on_the_benchmark_reads_row_aligned_sides(tmp_path):
     xx = [f"de s{n} x" for n in range(25)]
-    folder = dataset(
-        tmp_path / "d", {"test.de-en.de": xx, "test.de-en.en": [f"en s{n}" for n in range(25)]}
-    )
-    metrics, _ = benchmarks.run(
-        segment_encoder(), {"un": folder}, {"un": {"split": "test", "languages": ["de"]}}, SEARCH
-    )
-    assert metrics == {"un_de": 100.0, "floor_un_de": 4.0}
+    files = {"test.de-en.de": xx, "test.de-en.en": [f"en s{n}" for n in range(25)]}
+    # each language of the benchmark has its own English side: its own pool
+    files |= {"test.fr-en.fr": [f"fr s{n}" for n in range(50, 60)]}
+    files |= {"test.fr-en.en": [f"en s{n}" for n in range(50, 60)]}
+    folder = dataset(tmp_path / "d", files)
+    spec = {"un": {"split": "test", "languages": ["de", "fr"]}}
+    metrics, _ = benchmarks.run(segment_encoder(), {"un": folder}, spec, SEARCH)
+    assert metrics == {"un_de": 100.0, "floor_un_de": 4.0, "un_fr": 100.0, "floor_un_fr": 10.0}
     (folder / "test.de-en.en").write_text("en s1\n")
     with pytest.raises(protocols.BenchmarkError, match="renormalise"):
         benchmarks.un(segment_encoder(), folder, {"split": "test", "languages": ["de"]}, 16)

@@ -357,6 +357,9 @@ def un(encode: Encode, folder: Path, spec: Mapping[str, Any], block_size: int) -
     corpus = is_corpus(folder)
     metrics: dict[str, float] = {}
     details: dict[str, Any] = {"missing": []}
+    # the embedded corpus's pool is the split's English, the same for every language: encoded
+    # once (a normalised UN folder has one English side per language, each its own pool)
+    shared: np.ndarray | None = None
     for lang in spec["languages"]:
         sides = _un_sides(folder, corpus, spec["split"], lang)
         if sides is None:
@@ -364,10 +367,10 @@ def un(encode: Encode, folder: Path, spec: Mapping[str, Any], block_size: int) -
             continue
         queries, gold, pool, label = sides
         protocols.fit(encode, [queries, pool])
+        if shared is None or not corpus:
+            shared = protocols.embed(encode, pool, f"English pool of {lang}")
         predicted, _ = retrieval.predict(
-            protocols.embed(encode, queries, label),
-            protocols.embed(encode, pool, f"English pool of {lang}"),
-            block_size=block_size,
+            protocols.embed(encode, queries, label), shared, block_size=block_size
         )
         metrics[f"un_{lang}"] = retrieval.p_at_1(predicted, gold)
         metrics[f"{FLOOR}un_{lang}"] = retrieval.chance(len(pool))
