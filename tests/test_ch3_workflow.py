@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import copy_workflow, planned_jobs, snakemake
 
 CH3_RULES = [
+    "dataset_stand_in",  # the Tatoeba stand-in, when this chapter is the first to read it
     "ch3_prepare",
     "ch3_teacher_cache",
     "ch3_reduce",

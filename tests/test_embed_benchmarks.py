@@ -267,13 +267,15 @@ def test_un_searches_every_english_sentence_of_the_split(tmp_path):
     folder = corpus(tmp_path / "c", {"test": {"de": range(40), "fr": range(30, 90)}})
     spec = {"split": "test", "languages": ["de", "zz"]}
     metrics, details = benchmarks.un(segment_encoder(), folder, spec, 16)
-    assert metrics == {"un_de": 100.0, "floor_un_de": 100 / 90}
+    assert metrics.metrics == {"un_de": 100.0, "floor_un_de": 100 / 90}
+    assert metrics.sentence_scores["un_de"] == [100.0] * 40  # each query's hit
     assert details["de"] == {"queries": 40, "candidates": 90} and details["missing"] == ["zz"]
     # the block size bounds memory only: a noisy encoder scores the same with one block
     noisy = segment_encoder(noise=1.2)
     small, _ = benchmarks.un(noisy, folder, spec, 7)
-    assert 0 < small["un_de"] < 100
-    assert small == benchmarks.un(noisy, folder, spec, 4096)[0]
+    assert 0 < small.metrics["un_de"] < 100
+    assert small.sentence_scores == benchmarks.un(noisy, folder, spec, 4096)[0].sentence_scores
+    assert sum(small.sentence_scores["un_de"]) / 40 == pytest.approx(small.metrics["un_de"])
 
 
 def test_un_encodes_the_corpus_pool_once_for_every_language(tmp_path):
@@ -291,7 +293,7 @@ def test_un_encodes_the_corpus_pool_once_for_every_language(tmp_path):
     assert calls.count(90) == 1 and sorted(c for c in calls if c != 90) == [40, 60]
     for lang in ("de", "fr"):
         alone, _ = benchmarks.un(encoder, folder, {"split": "test", "languages": [lang]}, 16)
-        assert metrics[f"un_{lang}"] == alone[f"un_{lang}"]
+        assert metrics.metrics[f"un_{lang}"] == alone.metrics[f"un_{lang}"]
 
 
 def test_un_on_the_benchmark_reads_row_aligned_sides(tmp_path):
@@ -303,7 +305,12 @@ def test_un_on_the_benchmark_reads_row_aligned_sides(tmp_path):
     folder = dataset(tmp_path / "d", files)
     spec = {"un": {"split": "test", "languages": ["de", "fr"]}}
     metrics, _ = benchmarks.run(segment_encoder(), {"un": folder}, spec, SEARCH)
-    assert metrics == {"un_de": 100.0, "floor_un_de": 4.0, "un_fr": 100.0, "floor_un_fr": 10.0}
+    assert metrics.metrics == {
+        "un_de": 100.0,
+        "floor_un_de": 4.0,
+        "un_fr": 100.0,
+        "floor_un_fr": 10.0,
+    }
     (folder / "test.de-en.en").write_text("en s1\n")
     with pytest.raises(protocols.BenchmarkError, match="renormalise"):
         benchmarks.un(segment_encoder(), folder, {"split": "test", "languages": ["de"]}, 16)
@@ -313,7 +320,8 @@ def test_run_dispatches_by_name_and_needs_a_known_layout(tmp_path):
     folder = corpus(tmp_path / "c", {"test": {"aa": range(30), "bb": range(30)}})
     specs = {"flores": {**FLORES, "groups": {"g": ["aa", "bb"]}}}
     metrics, details = benchmarks.run(segment_encoder(), {"flores": folder}, specs, SEARCH)
-    assert metrics["flores_g"] == 100.0 and details["flores"]["layout"] == "embedded corpus"
+    assert metrics.metrics["flores_g"] == 100.0
+    assert details["flores"]["layout"] == "embedded corpus"
     (tmp_path / "plain").mkdir()
     with pytest.raises(protocols.BenchmarkError, match="neither the embedded corpus"):
         benchmarks.run(segment_encoder(), {"flores": tmp_path / "plain"}, specs, SEARCH)

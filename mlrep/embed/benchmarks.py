@@ -45,7 +45,7 @@ from mlrep.evaluate.protocols import BenchmarkError
 from mlrep.evaluate.settings import ClassifySettings
 from mlrep.evaluate.tfidf import Transductive
 from mlrep.io import atomic_write_text, decode_line, read_lines
-from mlrep.report.metrics import FLOOR
+from mlrep.report.metrics import FLOOR, Scores
 
 Encode = Callable[[list[str]], np.ndarray]
 DETAILS_FILE = "benchmarks.json"  # beside metrics.json: what each protocol saw
@@ -353,9 +353,10 @@ def _un_sides(folder: Path, corpus: bool, split: str, lang: str):
 def un(encode: Encode, folder: Path, spec: Mapping[str, Any], block_size: int) -> tuple:
     """P@1 (cosine, as the thesis) of every xx sentence of ``split`` among every English one:
     the whole candidate pool, searched exactly block by block (`mlrep.evaluate.search`), so
-    memory stays bounded however large the pool."""
+    memory stays bounded however large the pool. Each query's hit is kept (the paired
+    bootstrap of the claims resamples them)."""
     corpus = is_corpus(folder)
-    metrics: dict[str, float] = {}
+    metrics = Scores()
     details: dict[str, Any] = {"missing": []}
     # the embedded corpus's pool is the split's English, the same for every language: encoded
     # once (a normalised UN folder has one English side per language, each its own pool)
@@ -372,8 +373,10 @@ def un(encode: Encode, folder: Path, spec: Mapping[str, Any], block_size: int) -
         predicted, _ = retrieval.predict(
             protocols.embed(encode, queries, label), shared, block_size=block_size
         )
-        metrics[f"un_{lang}"] = retrieval.p_at_1(predicted, gold)
-        metrics[f"{FLOOR}un_{lang}"] = retrieval.chance(len(pool))
+        hits = (predicted == gold).astype(int).tolist()  # per query: the paired bootstrap's
+        metrics.add(
+            f"un_{lang}", retrieval.p_at_1(predicted, gold), retrieval.chance(len(pool)), hits
+        )
         details[lang] = {"queries": len(queries), "candidates": len(pool)}
     _warn(details["missing"], "un", folder)
     return metrics, details
@@ -447,14 +450,14 @@ def run(
     folders: Mapping[str, Path],
     benchmarks: Mapping[str, Any],
     evaluate: Mapping[str, Any],
-) -> tuple[dict[str, float], dict[str, Any]]:
+) -> tuple[Scores, dict[str, Any]]:
     """Every benchmark that has a folder: (metrics, details per benchmark). `encode` is any
     encoder's: a model with ``embed(tokens)`` (EMS, a LEALLA student) through
     `mlrep.embed.evaluate.encoder`, a teacher's, or a teacher through a reduction layer
     (`mlrep.embed.reduce.encoder`); `benchmarks` maps each name to its spec (a chapter's
     params.yaml ``benchmarks`` entry), `evaluate` holds the search and margin settings."""
     block_size = evaluate["search"]["block_size"]
-    metrics: dict[str, float] = {}
+    metrics = Scores()
     details: dict[str, Any] = {}
     for name, folder in folders.items():
         spec = benchmarks[name]
@@ -483,7 +486,7 @@ def score(
     benchmarks: Mapping[str, Any],
     evaluate: Mapping[str, Any],
     details_file: Path,
-) -> dict[str, float]:
+) -> Scores:
     """`run`'s metrics, its details (pairs shared, thresholds, mined pairs outside the gold)
     written to `details_file`: the one scoring step every chapter's evaluate verb calls."""
     metrics, details = run(encode, folders, benchmarks, evaluate)

@@ -54,6 +54,7 @@ import yaml
 
 from mlrep.errors import MlrepError
 from mlrep.report.fill import Bootstrap, Cell, FilledTable
+from mlrep.report.metrics import UNTRAINED_SEED
 from mlrep.report.stats import (
     Score,
     SentenceSet,
@@ -203,6 +204,16 @@ class _Side:
         common = set.intersection(*(set(c.seeds) for c in self.cells))
         return {s: statistics.fmean(c.seeds[s] for c in self.cells) for s in sorted(common)}
 
+    @property
+    def untrained(self) -> bool:
+        """Whether every cell is a run no seed trains (`UNTRAINED_SEED` alone: a pretrained
+        model, a frozen teacher), whose one result stands at every seed of the other side."""
+        return self.cited is None and all(set(c.seeds) == {UNTRAINED_SEED} for c in self.cells)
+
+    def at(self, seeds: list[int]) -> list[int]:
+        """The seeds of this side's own results that stand for `seeds` of the comparison."""
+        return [UNTRAINED_SEED] * len(seeds) if self.untrained else seeds
+
     def sets(self, seeds: list[int], kind: str) -> list[SentenceSet] | None:
         """Its test sets (`_sets`); a cited side has none, so it adds nothing to a replicate
         and its constant is added instead (`_compare`)."""
@@ -242,6 +253,15 @@ class _Hypothesis:
         return sign_test([d - self.margin for d in differences])
 
 
+def _per_seed(side: _Side, seeds: list[int]) -> dict[int, float]:
+    """The side's value at each of `seeds`: its own, an untrained side's one result, or a
+    cited side's constant."""
+    means = side.seed_means()
+    if means is None:
+        return dict.fromkeys(seeds, side.constant)
+    return {s: means[t] for s, t in zip(seeds, side.at(seeds), strict=True)}
+
+
 def _sets(cells: list[Cell], seeds: list[int], kind: str) -> list[SentenceSet] | None:
     """A side's test sets: each cell's (`Cell.test_sets`), weighted by 1 / cells."""
     found = [c.test_sets(seeds, kind) for c in cells]
@@ -261,20 +281,29 @@ def _compare(
     statistic: str,
     hypothesis: _Hypothesis,
     bootstrap: Bootstrap,
+    claim_seeds: list[int] | None = None,
 ) -> tuple[float, str, list[int]]:
     """p of `hypothesis` on x − y (p, its description, the seeds used), by `statistic`.
+    Where neither side is trained, both stand at `claim_seeds` (the seeds of the claim whose
+    side is tested against its floor), else at seed 0.
 
     A cited side is a constant at every seed of the other side and has no sentences: the
     bootstrap then resamples the measured side alone (one-sample) and the sign test compares
     each of its seeds with the constant."""
-    measured = [m for m in (x.seed_means(), y.seed_means()) if m is not None]
-    seeds = sorted(set.intersection(*(set(m) for m in measured)))
-    x_seeds = x.seed_means() or dict.fromkeys(seeds, x.constant)
-    y_seeds = y.seed_means() or dict.fromkeys(seeds, y.constant)
+    # an untrained side stands at every seed of a trained one
+    trained = [s for s in (x, y) if s.cited is None and not s.untrained]
+    if trained:
+        seeds = sorted(set.intersection(*(set(s.seed_means() or {}) for s in trained)))
+    elif claim_seeds:
+        seeds = claim_seeds
+    else:
+        measured = [s for s in (x, y) if s.cited is None]
+        seeds = sorted(set.intersection(*(set(s.seed_means() or {}) for s in measured)))
+    x_seeds, y_seeds = (_per_seed(side, seeds) for side in (x, y))
     against = next((f" against the cited {s.cited:g}" for s in (x, y) if s.cited is not None), "")
     note = ""
     for kind, score in _KINDS if statistic == "paired_bootstrap" else ():
-        x_sets, y_sets = x.sets(seeds, kind), y.sets(seeds, kind)
+        x_sets, y_sets = x.sets(x.at(seeds), kind), y.sets(y.at(seeds), kind)
         if x_sets is None or y_sets is None:
             continue
         x_printed = statistics.fmean(x_seeds[s] for s in seeds) - x.constant
@@ -305,11 +334,18 @@ def _compare(
 
 
 def _beyond(
-    cells: list[Cell], floors: list[Cell], orientation: int, statistic: str, bootstrap: Bootstrap
+    cells: list[Cell],
+    floors: list[Cell],
+    orientation: int,
+    statistic: str,
+    bootstrap: Bootstrap,
+    claim_seeds: list[int],
 ) -> float:
-    """p that a side does not lie beyond its floor, by the claim's statistic."""
+    """p that a side does not lie beyond its floor, by the claim's statistic, at the claim's
+    seeds (an untrained side stands at each of them, as in the claim)."""
     x, y = (_Side(cells), _Side(floors)) if orientation > 0 else (_Side(floors), _Side(cells))
-    return _compare(x, y, statistic, _Hypothesis(within=False, margin=0.0), bootstrap)[0]
+    hypothesis = _Hypothesis(within=False, margin=0.0)
+    return _compare(x, y, statistic, hypothesis, bootstrap, claim_seeds)[0]
 
 
 def _judged(direction: str, margin: float, difference: float) -> bool:
@@ -367,6 +403,7 @@ def evaluate(
             _orientation(claim[n], tables[claim[n]["table"]], claim["id"]),
             claim["statistic"],
             bootstrap,
+            verdict.seeds,
         )
         for n in measured
     )

@@ -68,6 +68,9 @@ from mlrep.io import atomic_write_text, sha256_file
 
 METRICS_FILE = "metrics.json"
 FLOOR = "floor_"  # prefix of a metric's floor (module docstring)
+# the seed of a run no seed trains (a pretrained baseline, a frozen teacher): its one result
+# stands at every seed of the runs it is compared with; the chapters' training seeds are >= 1
+UNTRAINED_SEED = 0
 _REQUIRED = {"chapter": str, "run": str, "seed": int, "scale": str, "metrics": dict}
 
 # What a ``{placeholder}`` of a metric-name template stands for. Language codes are those of

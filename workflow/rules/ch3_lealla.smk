@@ -13,6 +13,7 @@ import os
 import re
 
 from mlrep.chapters.ch3_lealla import runs as lealla_runs
+from mlrep.report.metrics import UNTRAINED_SEED
 
 LEALLA = CFG["ch3_lealla"]
 LEALLA_CHAPTER = lealla_runs.SECTION
@@ -21,7 +22,7 @@ LEALLA_CACHE = str(PATHS.chapter_data(LEALLA_CHAPTER, "teacher"))
 LEALLA_RUN = str(PATHS.run(LEALLA_CHAPTER, "{run}", "{seed}"))
 LEALLA_MODEL = str(PATHS.model(LEALLA_CHAPTER, "{run}", "{seed}"))
 LEALLA_LADDER = str(PATHS.model(LEALLA_CHAPTER, "reduce", "{seed}"))
-LEALLA_UNTRAINED = str(PATHS.run(LEALLA_CHAPTER, "{run}", lealla_runs.UNTRAINED_SEED))
+LEALLA_UNTRAINED = str(PATHS.run(LEALLA_CHAPTER, "{run}", UNTRAINED_SEED))
 LEALLA_TRAINED = lealla_runs.trained(LEALLA)
 LEALLA_DIMS = lealla_runs.reduction_dims(LEALLA)
 LEALLA_LADDER_DIMS = lealla_runs.reduce_dims(LEALLA["teacher"]["dim"])
@@ -324,7 +325,7 @@ rule ch3_evaluate_pretrained:
             LEALLA, wildcards.run, input.cache
         ),
         flags=LEALLA_EVALUATE_FLAGS,
-        seed=lealla_runs.UNTRAINED_SEED,
+        seed=UNTRAINED_SEED,
         section=LEALLA_CHAPTER,
         scale=CFG["scale"],
     shell:

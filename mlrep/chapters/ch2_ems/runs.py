@@ -14,11 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from mlrep.errors import MlrepError
+from mlrep.report.metrics import UNTRAINED_SEED
 
 SECTION = "ch2_ems"
 GRID_PREFIX = "grid/"
 STAND_IN_SUFFIX = "-stand-in"
-BASELINE_SEED = 0  # a pretrained baseline has no training seed; its one result is seed0
+BASELINE_SEED = UNTRAINED_SEED  # a pretrained baseline has no training seed: one result
 # the training-free baseline (`mlrep.evaluate.tfidf`), scored like a pretrained one (seed0)
 TFIDF_RUN = "char-tfidf"
 

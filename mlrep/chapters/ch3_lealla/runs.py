@@ -39,7 +39,6 @@ from mlrep.errors import MlrepError
 
 SECTION = "ch3_lealla"
 TEACHER_RUN = "teacher"
-UNTRAINED_SEED = 0  # the seed folder of what no seed trains: the teacher and the baselines
 # pretrained encoders Table 3.3 measures beside the teacher (params.yaml ``baselines``)
 BASELINES = ("m-use",)
 REDUCE_PREFIX = "reduce-"
