@@ -73,7 +73,7 @@ def test_shipped_params_are_valid_and_resolve_per_scale():
         (
             "ch8_layernorm.seeds",
             [1, -1],
-            "ch8_layernorm.seeds[1]: -1 is out of range; must be >= 0",
+            "ch8_layernorm.seeds[1]: -1 is out of range; must be >= 1",
         ),
     ],
 )
