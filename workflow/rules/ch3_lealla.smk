@@ -70,26 +70,6 @@ CHAPTER_TARGETS[LEALLA_CHAPTER] = [
 ]
 
 
-def lealla_fetched(run):
-    """The checkpoint folder of the teacher or a baseline when the workflow fetches it (full:
-    LaBSE and mUSE under resources/, Chapter 2's fetch step), so its job waits for it; a
-    packaged or cached hub model has none."""
-    spec = (
-        LEALLA["teacher"]
-        if run == lealla_runs.TEACHER_RUN
-        else LEALLA["baselines"][run]
-    )
-    return [spec["teacher"]] if spec["teacher"].startswith(str(PATHS.resources)) else []
-
-
-def lealla_projection(wildcards):
-    """The fixed layer of an ams+syn student: the reduction to its width."""
-    if not wildcards.run.endswith("-ams-syn"):
-        return []
-    dim = lealla_runs.run_values(LEALLA, wildcards.run)["dim"]
-    return os.path.join(LEALLA_LADDER.format(seed=wildcards.seed), str(dim), "model.pt")
-
-
 localrules:
     ch3_lealla,
 
@@ -128,7 +108,9 @@ rule ch3_teacher_cache:
     """The frozen teacher's vector of every prepared sentence, computed once for all runs."""
     input:
         data=rules.ch3_prepare.output,
-        teacher=lealla_fetched(lealla_runs.TEACHER_RUN),
+        teacher=lealla_runs.fetched(
+            LEALLA, lealla_runs.TEACHER_RUN, str(PATHS.resources)
+        ),
     output:
         directory(LEALLA_CACHE),
     log:
@@ -195,7 +177,9 @@ rule ch3_distill:
     input:
         data=rules.ch3_prepare.output,
         cache=rules.ch3_teacher_cache.output,
-        projection=lealla_projection,
+        projection=lambda wildcards: lealla_runs.projection(
+            LEALLA, wildcards.run, LEALLA_LADDER.format(seed=wildcards.seed)
+        ),
     output:
         model=os.path.join(LEALLA_MODEL, "model.pt"),
         summary=os.path.join(LEALLA_MODEL, "train.json"),
@@ -307,7 +291,9 @@ rule ch3_evaluate_pretrained:
         unpack(lambda wildcards: LEALLA_SCORING),
         cache=rules.ch3_teacher_cache.output,
         data=rules.ch3_prepare.output,
-        checkpoint=lambda wildcards: lealla_fetched(wildcards.run),
+        checkpoint=lambda wildcards: lealla_runs.fetched(
+            LEALLA, wildcards.run, str(PATHS.resources)
+        ),
     output:
         os.path.join(LEALLA_UNTRAINED, "metrics.json"),
     log:

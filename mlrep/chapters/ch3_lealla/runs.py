@@ -45,6 +45,7 @@ REDUCE_PREFIX = "reduce-"
 ARCH_PREFIX = "arch-"
 LEALLA_PREFIX = "lealla-"
 FULL_LOSS = "ams+fd+ld"  # the loss of lealla-<size>: no suffix
+LOSS_SUFFIX_SYN = "ams-syn"  # the loss whose fixed projection is a reduction layer
 
 
 @dataclass(frozen=True)
@@ -318,3 +319,19 @@ def pretrained_flags(section: Mapping[str, Any], run: str, cache: str) -> str:
 def teacher_flags(section: Mapping[str, Any]) -> str:
     """The teacher's loader and checkpoint as `mlrep embed evaluate` options."""
     return flags_from({key: section["teacher"][key] for key in ("loader", "teacher")})
+
+
+def fetched(section: Mapping[str, Any], run: str, resources: str) -> list[str]:
+    """The checkpoint folder of the teacher or a baseline when the workflow fetches it (full:
+    LaBSE and mUSE under `resources`, Chapter 2's fetch step), so its job waits for it; a
+    packaged or cached hub model has none."""
+    spec = section["teacher"] if run == TEACHER_RUN else section["baselines"][run]
+    return [spec["teacher"]] if spec["teacher"].startswith(resources) else []
+
+
+def projection(section: Mapping[str, Any], run: str, ladder: str) -> list[str]:
+    """The fixed layer of an ams+syn student, the ladder's reduction to its width (none for
+    another run): ``<ladder>/<dim>/model.pt``."""
+    if not run.endswith("-" + LOSS_SUFFIX_SYN):
+        return []
+    return [f"{ladder}/{run_values(section, run)['dim']}/model.pt"]
