@@ -18,6 +18,7 @@ evaluation blocks (`bertscore.evaluation_scores`; α = 0 leaves the scores unnor
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,6 +30,7 @@ from mlrep.embed import bertscore, hf_encoder
 from mlrep.embed.align_data import Examples, pair_sentences, parse_pair
 from mlrep.embed.settings import AlignEvaluateSettings, BuccSettings
 from mlrep.evaluate import mining
+from mlrep.embed.train import SUMMARY_FILE
 from mlrep.evaluate.protocols import BenchmarkError, tatoeba_languages
 from mlrep.io import read_lines
 
@@ -73,13 +75,25 @@ def retrieval(encoder: hf_encoder.Encoder, pairs: Examples, settings: AlignEvalu
     return bertscore.precision_at_1(scores(encoder, pairs.src, pairs.tgt, settings))
 
 
+def training_pairs(encoder: str | Path) -> dict[str, float]:
+    """``train_pairs``: the examples a fine-tuned encoder's pairs offered before the budget
+    (its ``train.json``'s ``pool``; OneAligner's Figure 1 plots accuracy against it). A hub id
+    or a folder no fine-tuning wrote gives nothing."""
+    summary = Path(encoder) / SUMMARY_FILE
+    if not summary.is_file():
+        return {}
+    pool = json.loads(summary.read_text()).get("pool")
+    return {} if pool is None else {"train_pairs": float(pool)}
+
+
 def tatoeba(
     encoder: hf_encoder.Encoder, folder: Path, settings: AlignEvaluateSettings
 ) -> dict[str, float]:
-    """``tatoeba_<xx>`` (xx→eng P@1) for every language of `folder`, and ``tatoeba_avg``."""
+    """``tatoeba_<xx>`` (xx→eng P@1) for each language of `settings.tatoeba_languages` (none:
+    every language of `folder`), and ``tatoeba_avg``."""
     metrics = {}
     limit = settings.tatoeba_pairs or None
-    for lang in tatoeba_languages(folder):
+    for lang in settings.tatoeba_languages or tatoeba_languages(folder):
         stem = folder / f"test.{lang}-eng"
         xx, eng = (read_lines(Path(f"{stem}.{side}"), BenchmarkError) for side in (lang, "eng"))
         if len(xx) != len(eng):

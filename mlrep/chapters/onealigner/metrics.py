@@ -14,4 +14,6 @@ PATTERNS: tuple[str, ...] = (
     # BUCC-style mining F1 per language and its mean (Table 8)
     "bucc_{lang}",
     "bucc_avg",
+    # the examples a fine-tuning's pairs offered before the budget (Figure 1's x)
+    "train_pairs",
 )
