@@ -264,8 +264,14 @@ def test_the_cli_fine_tunes_and_evaluates(encoder_folder, tmp_path):
 
     normed, raw = evaluate("0.75", "norm"), evaluate("0", "raw")
     names = {"tatoeba_de", "tatoeba_ja", "tatoeba_avg", "new_tatoeba_de-en", "new_tatoeba_de-ja"}
-    names |= {"new_tatoeba_eng", "new_tatoeba_not_eng", "bucc_de", "bucc_ja", "bucc_avg"}
-    assert set(normed) == set(raw) == names
+    names |= {"new_tatoeba_eng", "new_tatoeba_not_eng"}
+    # every P@1 with its chance floor (1/candidates: 24 Tatoeba pairs, 30 test de-en pairs)
+    floors = {f"floor_{name}" for name in names}
+    names |= {"bucc_de", "bucc_ja", "bucc_avg"}
+    assert set(normed) == set(raw) == names | floors | {"train_pairs"}
+    assert normed["floor_tatoeba_de"] == pytest.approx(100 / 24)
+    assert normed["floor_new_tatoeba_de-en"] == pytest.approx(100 / 30)
+    assert normed.pop("train_pairs") == summary["pool"] == raw.pop("train_pairs")
     assert all(0 <= v <= 100 for v in [*normed.values(), *raw.values()])
     encoder = hf_encoder.load(out, "cpu")
     sentences = (tatoeba / "test.de-eng.de").read_text().splitlines()

@@ -112,7 +112,11 @@ def aliases(section: Mapping[str, Any]) -> dict[str, str]:
     """Table names that are another run: ``top1`` and ``top1-eng`` are ``en-<first of
     ranking>``, ``top1-not-eng`` is ``ne-<first of ne_pairs>`` (the paper's Top1 models)."""
     eng = EN_PREFIX + _ranking(section)[0]
-    return {f"{TOP_PREFIX}1": eng, "top1-eng": eng, "top1-not-eng": NE_PREFIX + section["ne_pairs"][0]}
+    return {
+        f"{TOP_PREFIX}1": eng,
+        "top1-eng": eng,
+        "top1-not-eng": NE_PREFIX + section["ne_pairs"][0],
+    }
 
 
 def _ranking(section: Mapping[str, Any]) -> list[str]:
