@@ -29,8 +29,8 @@ import torch
 from mlrep.embed import bertscore, hf_encoder
 from mlrep.embed.align_data import Examples, pair_sentences, parse_pair
 from mlrep.embed.settings import AlignEvaluateSettings, BuccSettings
-from mlrep.evaluate import mining
 from mlrep.embed.train import SUMMARY_FILE
+from mlrep.evaluate import mining
 from mlrep.evaluate.protocols import BenchmarkError, tatoeba_languages
 from mlrep.io import read_lines
 from mlrep.report.metrics import Scores

@@ -166,9 +166,10 @@ def pairs(section: Mapping[str, Any], run: str) -> list[str]:
     if parsed.kind in ("en", "ne"):
         return list(parsed.fixed["pairs"])
     languages = section["all_languages"] if parsed.kind == "all" else _ranking(section)
-    if parsed.kind == "top" and parsed.fixed["k"] > len(languages):
+    k = parsed.fixed.get("k", 0)
+    if k > len(languages):
         raise SectionError(
-            f"{run}: {SECTION}.ranking has {len(languages)} languages, fewer than {parsed.fixed['k']}"
+            f"{run}: {SECTION}.ranking has {len(languages)} languages, fewer than {k}"
         )
     chosen = languages if parsed.kind == "all" else languages[: parsed.fixed["k"]]
     return [f"{ENGLISH}-{lang}" for lang in chosen]
