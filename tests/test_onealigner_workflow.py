@@ -14,10 +14,10 @@ from tests.conftest import copy_workflow, planned_jobs, snakemake
 
 RULES = [
     "monolingual",
-    "oa_pretrain",
-    "oa_evaluate_unsupervised",
-    "oa_finetune",
-    "oa_evaluate",
+    "onealigner_pretrain",
+    "onealigner_evaluate_unsupervised",
+    "onealigner_finetune",
+    "onealigner_evaluate",
     "report",
     "onealigner",
 ]
@@ -58,13 +58,13 @@ def test_tiny_scale_plans_every_step_as_a_cpu_job(tmp_path):
     planned = planned_jobs(result.stdout)
     for rule, found in planned.items():
         assert all("gpu" not in job.values("resources") for job in found), rule
-    assert {j.values("wildcards")["encoder"] for j in planned["oa_pretrain"]} == {
+    assert {j.values("wildcards")["encoder"] for j in planned["onealigner_pretrain"]} == {
         "mbert",
         "xlmr-base",
         "xlmr-large",
     }
-    assert len(planned["oa_evaluate_unsupervised"]) == 12
-    tuned = {job.values("wildcards")["run"]: job for job in planned["oa_finetune"]}
+    assert len(planned["onealigner_evaluate_unsupervised"]) == 12
+    tuned = {job.values("wildcards")["run"]: job for job in planned["onealigner_finetune"]}
     assert {"all", "all-nobudget", "en-es", "ne-fr-es", "top2", "top4"} <= set(tuned)
     assert "top1" not in tuned
     assert "--pairs en-es en-fr " in tuned["top2"].text and "--budget 2000 " in tuned["top2"].text
@@ -72,12 +72,12 @@ def test_tiny_scale_plans_every_step_as_a_cpu_job(tmp_path):
     # the fine-tunings start from the xlmr-large stand-in and keep Tatoeba's sentences out
     assert "--encoder results/onealigner/data/encoders/xlmr-large " in tuned["en-de"].text
     assert "--exclude results/data/stand_ins/laser_tatoeba_v1 " in tuned["en-de"].text
-    evaluations = {job.values("wildcards")["run"]: job for job in planned["oa_evaluate"]}
+    evaluations = {job.values("wildcards")["run"]: job for job in planned["onealigner_evaluate"]}
     assert "--bucc results/data/tiny_corpus " in evaluations["en-es"].text
     assert "--bucc" not in evaluations["top2"].text
     (unsup,) = [
         j
-        for j in planned["oa_evaluate_unsupervised"]
+        for j in planned["onealigner_evaluate_unsupervised"]
         if j.values("wildcards")["run"] == "unsup-mbert-avg-raw"
     ]
     assert "--alpha 0.0 " in unsup.text and "--similarity avg" in unsup.text
@@ -87,14 +87,14 @@ def test_full_scale_plans_the_papers_fine_tunings_on_gpus(tmp_path):
     workdir = copy_workflow(tmp_path)
     result = snakemake(workdir, "-n", "-p", "--cores", "64", "onealigner", "--config", "scale=full")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    counts = dict(re.findall(r"^(oa_\w+)\s+(\d+)$", result.stdout, re.MULTILINE))
-    assert int(counts["oa_finetune"]) == int(counts["oa_evaluate"]) == 105
-    assert counts["oa_evaluate_unsupervised"] == "12" and "oa_pretrain" not in counts
+    counts = dict(re.findall(r"^(onealigner_\w+)\s+(\d+)$", result.stdout, re.MULTILINE))
+    assert int(counts["onealigner_finetune"]) == int(counts["onealigner_evaluate"]) == 105
+    assert counts["onealigner_evaluate_unsupervised"] == "12" and "onealigner_pretrain" not in counts
     planned = planned_jobs(result.stdout)
-    for rule in ("oa_finetune", "oa_evaluate", "oa_evaluate_unsupervised"):
+    for rule in ("onealigner_finetune", "onealigner_evaluate", "onealigner_evaluate_unsupervised"):
         for job in planned[rule]:
             assert job.values("resources")["gpu"] == "1", rule
-    tuned = {job.values("wildcards")["run"]: job for job in planned["oa_finetune"]}
+    tuned = {job.values("wildcards")["run"]: job for job in planned["onealigner_finetune"]}
     assert "--encoder xlm-roberta-large " in tuned["all"].text
     assert "--budget 1000000 " in tuned["all"].text and "--layer 17 " in tuned["all"].text
     assert "--data results/data/manual_tatoeba_challenge_v20210807 " in tuned["ne-de-fr"].text

@@ -91,7 +91,7 @@ rule onealigner:
         str(PATHS.report.index),
 
 
-rule oa_pretrain:
+rule onealigner_pretrain:
     """A stand-in for a pretrained encoder (mBERT's or XLM-R's class, the section's shape),
     MLM-pretrained on the leak-free text; only where the encoder is no hub id."""
     input:
@@ -123,7 +123,7 @@ rule oa_pretrain:
         "> {log} 2>&1"
 
 
-rule oa_evaluate_unsupervised:
+rule onealigner_evaluate_unsupervised:
     """A pretrained encoder scored on Tatoeba-36 without training (Table 1)."""
     input:
         tatoeba=ALIGNER_TATOEBA,
@@ -159,7 +159,7 @@ rule oa_evaluate_unsupervised:
         "> {log} 2>&1"
 
 
-rule oa_finetune:
+rule onealigner_finetune:
     """One OneAligner fine-tuning of the section's encoder on a run's pairs and budget, at
     one seed; resumes from its checkpoints after preemption."""
     input:
@@ -206,14 +206,14 @@ def aligner_protocols(wildcards, input):
     return f"--pairs-folder {input.new_tatoeba} {pairs} --bucc {input.bucc} {bucc}"
 
 
-rule oa_evaluate:
+rule onealigner_evaluate:
     """A fine-tuned encoder's Tatoeba-36 scores (the Top1 models' also New-Tatoeba and BUCC)
     and its training pairs (Figure 1's x)."""
     input:
         tatoeba=ALIGNER_TATOEBA,
         new_tatoeba=ALIGNER_NEW_TATOEBA,
         bucc=ALIGNER_BUCC,
-        summary=rules.oa_finetune.output[0],
+        summary=rules.onealigner_finetune.output[0],
     output:
         os.path.join(ALIGNER_RUN, "metrics.json"),
     log:
