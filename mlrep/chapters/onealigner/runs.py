@@ -206,7 +206,3 @@ def evaluate_values(section: Mapping[str, Any], run: str) -> dict[str, Any]:
     layer = section["encoders"][section["finetune_encoder"]]["layer"]
     return values | {"layer": layer, "similarity": "bertscore"}
 
-
-def seed_of(run: str, seed: int) -> int:
-    """The seed folder of a run: `UNTRAINED_SEED` for an unsupervised one."""
-    return UNTRAINED_SEED if Run.parse(run).kind == "unsup" else seed
