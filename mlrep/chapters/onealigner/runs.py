@@ -205,4 +205,3 @@ def evaluate_values(section: Mapping[str, Any], run: str) -> dict[str, Any]:
         return values
     layer = section["encoders"][section["finetune_encoder"]]["layer"]
     return values | {"layer": layer, "similarity": "bertscore"}
-
