@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import copy_workflow, planned_jobs, snakemake
 
 RULES = [
+    "dataset_stand_in",  # Tatoeba's, where no chapter before built it
     "monolingual",
     "onealigner_pretrain",
     "onealigner_evaluate_unsupervised",
