@@ -122,7 +122,7 @@ CHAPTER_TRIMS: dict[str, dict[str, Any]] = {
         "onealigner.finetune": {
             "epochs": 1,
             "batch_size": 8,
-            "lr": 1e-4,
+            "lr": 1e-5,
             "checkpoint_every": 5,
             "max_tokens": 64,
         },
