@@ -37,7 +37,7 @@ def test_trimmed_onealigner_run_fills_metrics(tiny_project, onealigner_run):
     for encoder, kind in (("mbert", "bert"), ("xlmr-large", "xlm-roberta")):
         config = json.loads((onealigner_run / f"data/encoders/{encoder}/config.json").read_text())
         assert config["model_type"] == kind
-    unsup = {p.parent.name for p in onealigner_run.glob("unsup-*/seed0/metrics.json")}
+    unsup = {p.parent.parent.name for p in onealigner_run.glob("unsup-*/seed0/metrics.json")}
     assert len(unsup) == 12
     raw = metrics(onealigner_run / "unsup-xlmr-base-bertscore-raw/seed0")
     assert set(raw) == {f"{p}tatoeba_{x}" for p in ("", "floor_") for x in ("deu", "jpn", "avg")}
