@@ -219,6 +219,20 @@ def test_a_resumed_run_ends_bit_identical(encoder_folder, tmp_path):
     assert align_train.losses(tmp_path / "whole") == align_train.losses(tmp_path / "resumed")
 
 
+def test_checkpoints_of_other_settings_are_not_resumed(encoder_folder, tmp_path):
+    """A rerun with a changed learning rate trains anew: resuming the old run's last
+    checkpoint would return the old model under the new settings."""
+    torch.set_num_threads(1)
+    examples = training_set(tmp_path)
+    align_train.run(settings(epochs=1), encoder_folder, examples, tmp_path / "a", {}, str)
+    other = dataclasses.replace(settings(epochs=1), lr=settings().lr / 10)
+    align_train.run(other, encoder_folder, examples, tmp_path / "a", {}, str)
+    align_train.run(other, encoder_folder, examples, tmp_path / "b", {}, str)
+    a = hf_encoder.load(tmp_path / "a", "cpu").model.state_dict()
+    b = hf_encoder.load(tmp_path / "b", "cpu").model.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
 def test_the_paper_defaults_are_the_scorer_constants():
     assert (EVAL.alpha, EVAL.max_tokens) == (bertscore.ALPHA, 100)
     assert settings().temperature == bertscore.TEMPERATURE and settings().min_tokens == 5
