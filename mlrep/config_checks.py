@@ -49,6 +49,10 @@ def dataset_references(config: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         yield f"ch3_lealla.sources[{i}]", key
     for key in ("tatoeba", "un", "bucc"):
         yield f"ch3_lealla.{key}", lealla[key]
+    aligner = config["onealigner"]
+    for key in ("en_data", "ne_data", "tatoeba", "new_tatoeba", "bucc"):
+        yield f"onealigner.{key}", aligner[key]
+    yield "onealigner.monolingual.corpus", aligner["monolingual"]["corpus"]
     for name, spec in pre["datasets"].items():
         here = f"preprocess.datasets.{name}"
         for pair, sets in spec["corpora"].items():  # pair -> split -> "<key>/<set>"

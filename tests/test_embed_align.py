@@ -219,6 +219,20 @@ def test_a_resumed_run_ends_bit_identical(encoder_folder, tmp_path):
     assert align_train.losses(tmp_path / "whole") == align_train.losses(tmp_path / "resumed")
 
 
+def test_checkpoints_of_other_settings_are_not_resumed(encoder_folder, tmp_path):
+    """A rerun with a changed learning rate trains anew: resuming the old run's last
+    checkpoint would return the old model under the new settings."""
+    torch.set_num_threads(1)
+    examples = training_set(tmp_path)
+    align_train.run(settings(epochs=1), encoder_folder, examples, tmp_path / "a", {}, str)
+    other = dataclasses.replace(settings(epochs=1), lr=settings().lr / 10)
+    align_train.run(other, encoder_folder, examples, tmp_path / "a", {}, str)
+    align_train.run(other, encoder_folder, examples, tmp_path / "b", {}, str)
+    a = hf_encoder.load(tmp_path / "a", "cpu").model.state_dict()
+    b = hf_encoder.load(tmp_path / "b", "cpu").model.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
 def test_the_paper_defaults_are_the_scorer_constants():
     assert (EVAL.alpha, EVAL.max_tokens) == (bertscore.ALPHA, 100)
     assert settings().temperature == bertscore.TEMPERATURE and settings().min_tokens == 5
@@ -264,8 +278,14 @@ def test_the_cli_fine_tunes_and_evaluates(encoder_folder, tmp_path):
 
     normed, raw = evaluate("0.75", "norm"), evaluate("0", "raw")
     names = {"tatoeba_de", "tatoeba_ja", "tatoeba_avg", "new_tatoeba_de-en", "new_tatoeba_de-ja"}
-    names |= {"new_tatoeba_eng", "new_tatoeba_not_eng", "bucc_de", "bucc_ja", "bucc_avg"}
-    assert set(normed) == set(raw) == names
+    names |= {"new_tatoeba_eng", "new_tatoeba_not_eng"}
+    # every P@1 with its chance floor (1/candidates: 24 Tatoeba pairs, 30 test de-en pairs)
+    floors = {f"floor_{name}" for name in names}
+    names |= {"bucc_de", "bucc_ja", "bucc_avg"}
+    assert set(normed) == set(raw) == names | floors | {"train_pairs"}
+    assert normed["floor_tatoeba_de"] == pytest.approx(100 / 24)
+    assert normed["floor_new_tatoeba_de-en"] == pytest.approx(100 / 30)
+    assert normed.pop("train_pairs") == summary["pool"] == raw.pop("train_pairs")
     assert all(0 <= v <= 100 for v in [*normed.values(), *raw.values()])
     encoder = hf_encoder.load(out, "cpu")
     sentences = (tatoeba / "test.de-eng.de").read_text().splitlines()

@@ -109,6 +109,32 @@ CHAPTER_TRIMS: dict[str, dict[str, Any]] = {
         "ch8_layernorm.decode.batch_size": 4,
         "ch8_layernorm.decode.max_len_b": 4,
     },
+    "onealigner": {
+        # stand-ins of a few updates on a handful of languages; every scorer still runs
+        "onealigner.monolingual.languages": ["en", "de", "es", "fr", "ja", "ur"],
+        "onealigner.pretrain.steps": 10,
+        "onealigner.pretrain.batch_size": 8,
+        "onealigner.pretrain.vocab_size": 400,
+        "onealigner.pretrain.warmup": 2,
+        # all = en-ur within a 100-example budget, all-nobudget = all of en-ur (~320 pairs)
+        "onealigner.all_languages": ["ur"],
+        "onealigner.budget": 100,
+        "onealigner.finetune": {
+            "epochs": 1,
+            "batch_size": 8,
+            "lr": 1e-5,
+            "checkpoint_every": 5,
+            "max_tokens": 64,
+        },
+        # the Top1 models (en-es, ne-fr-es) and top2; no further singles
+        "onealigner.en_languages": [],
+        "onealigner.ne_pairs": ["fr-es"],
+        "onealigner.top_ks": [2],
+        "onealigner.evaluate.tatoeba_pairs": 20,
+        "onealigner.evaluate.tatoeba_languages": ["deu", "jpn"],
+        "onealigner.new_tatoeba_pairs": ["en-de", "de-fr"],
+        "onealigner.benchmarks.bucc_languages": ["de"],
+    },
 }
 
 
@@ -233,6 +259,12 @@ def ch2_run(tiny_project) -> Path:
 def ch3_run(tiny_project) -> Path:
     """results/ch3_lealla of the shared project, every run trained once for the session."""
     return tiny_project.chapter("ch3_lealla")
+
+
+@pytest.fixture(scope="session")
+def onealigner_run(tiny_project) -> Path:
+    """results/onealigner of the shared project, every run trained once for the session."""
+    return tiny_project.chapter("onealigner")
 
 
 @pytest.fixture(scope="session")

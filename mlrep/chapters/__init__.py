@@ -99,7 +99,7 @@ REGISTRY: tuple[Chapter, ...] = (
         True,
     ),
     Chapter("mrasp2", "mrasp2", "mRASP2 paper", False),
-    Chapter("onealigner", "onealigner", "OneAligner paper", False),
+    Chapter("onealigner", "onealigner", "OneAligner paper", True),
 )
 
 

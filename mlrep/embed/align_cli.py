@@ -70,7 +70,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     scale, settings = settings_from(args, embed_settings.AlignEvaluateSettings, (args.section,))
     encoder = hf_encoder.load(args.encoder, visible().device)
-    metrics: dict[str, float] = {}
+    metrics: dict[str, float] = align_eval.training_pairs(args.encoder)
     recorded = {**asdict(settings), "encoder": str(args.encoder)}
     if args.tatoeba is not None:
         metrics |= align_eval.tatoeba(encoder, args.tatoeba, settings)

@@ -18,6 +18,7 @@ evaluation blocks (`bertscore.evaluation_scores`; α = 0 leaves the scores unnor
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,9 +29,11 @@ import torch
 from mlrep.embed import bertscore, hf_encoder
 from mlrep.embed.align_data import Examples, pair_sentences, parse_pair
 from mlrep.embed.settings import AlignEvaluateSettings, BuccSettings
+from mlrep.embed.train import SUMMARY_FILE
 from mlrep.evaluate import mining
 from mlrep.evaluate.protocols import BenchmarkError, tatoeba_languages
 from mlrep.io import read_lines
+from mlrep.report.metrics import Scores
 
 ENGLISH = ("en", "eng")
 
@@ -73,20 +76,40 @@ def retrieval(encoder: hf_encoder.Encoder, pairs: Examples, settings: AlignEvalu
     return bertscore.precision_at_1(scores(encoder, pairs.src, pairs.tgt, settings))
 
 
+def training_pairs(encoder: str | Path) -> dict[str, float]:
+    """``train_pairs``: the examples a fine-tuned encoder's pairs offered before the budget
+    (its ``train.json``'s ``pool``; OneAligner's Figure 1 plots accuracy against it). A hub id
+    or a folder no fine-tuning wrote gives nothing."""
+    summary = Path(encoder) / SUMMARY_FILE
+    if not summary.is_file():
+        return {}
+    pool = json.loads(summary.read_text()).get("pool")
+    return {} if pool is None else {"train_pairs": float(pool)}
+
+
 def tatoeba(
     encoder: hf_encoder.Encoder, folder: Path, settings: AlignEvaluateSettings
 ) -> dict[str, float]:
-    """``tatoeba_<xx>`` (xx→eng P@1) for every language of `folder`, and ``tatoeba_avg``."""
-    metrics = {}
+    """``tatoeba_<xx>`` (xx→eng P@1) for each language of `settings.tatoeba_languages` (none:
+    every language of `folder`), and ``tatoeba_avg``; each with its chance floor
+    (``floor_<name>``: 1/candidates), which the report's claims test a side against."""
+    found, names = Scores(), []
     limit = settings.tatoeba_pairs or None
-    for lang in tatoeba_languages(folder):
+    for lang in settings.tatoeba_languages or tatoeba_languages(folder):
         stem = folder / f"test.{lang}-eng"
         xx, eng = (read_lines(Path(f"{stem}.{side}"), BenchmarkError) for side in (lang, "eng"))
         if len(xx) != len(eng):
             raise BenchmarkError(f"{stem}.{lang}: {len(xx)} lines but .eng has {len(eng)}")
-        metrics[f"tatoeba_{lang}"] = retrieval(encoder, Examples(xx[:limit], eng[:limit]), settings)
-    metrics["tatoeba_avg"] = statistics.fmean(metrics.values())
-    return metrics
+        pairs = Examples(xx[:limit], eng[:limit])
+        names.append(f"tatoeba_{lang}")
+        found.add(names[-1], retrieval(encoder, pairs, settings), _chance(pairs))
+    found.mean("tatoeba_avg", names)
+    return found.metrics
+
+
+def _chance(pairs: Examples) -> float:
+    """P@1 (percent) of a random ranking: one gold among the candidates."""
+    return 100.0 / len(pairs.tgt)
 
 
 def pair_sets(
@@ -97,16 +120,19 @@ def pair_sets(
 ) -> dict[str, float]:
     """``new_tatoeba_<a>-<b>`` per pair and the English / non-English means (a mean over no
     pair is not written)."""
-    metrics, groups = {}, {"eng": [], "not_eng": []}
+    found, groups = Scores(), {"eng": [], "not_eng": []}
     for pair in pairs:
         a, b = parse_pair(pair)
-        found = pair_sentences(folder, settings.pairs_split, pair)
+        sentences = pair_sentences(folder, settings.pairs_split, pair)
         limit = settings.tatoeba_pairs or None
-        value = retrieval(encoder, Examples(found.src[:limit], found.tgt[:limit]), settings)
-        metrics[f"new_tatoeba_{a}-{b}"] = value
-        groups["eng" if {a, b} & set(ENGLISH) else "not_eng"].append(value)
-    metrics |= {f"new_tatoeba_{k}": statistics.fmean(v) for k, v in groups.items() if v}
-    return metrics
+        chosen = Examples(sentences.src[:limit], sentences.tgt[:limit])
+        name = f"new_tatoeba_{a}-{b}"
+        found.add(name, retrieval(encoder, chosen, settings), _chance(chosen))
+        groups["eng" if {a, b} & set(ENGLISH) else "not_eng"].append(name)
+    for group, names in groups.items():
+        if names:
+            found.mean(f"new_tatoeba_{group}", names)
+    return found.metrics
 
 
 def _bucc_split(folder: Path, split: str, lang: str, spec: BuccSettings) -> tuple:

@@ -15,9 +15,11 @@ and the loss curve ``loss.tsv``.
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
@@ -41,6 +43,26 @@ def total_steps(settings: AlignFinetuneSettings, examples: int) -> int:
 def learning_rate(settings: AlignFinetuneSettings, step: int, total: int) -> float:
     """Linear decay from ``lr`` at update 1 to 0 after the last."""
     return settings.lr * (1 - (step - 1) / total)
+
+
+WORK_SETTINGS = "settings.json"  # what the checkpoints in <out>.work/ were trained with
+
+
+def _work_for(
+    out: Path, settings: AlignFinetuneSettings, examples: int, log: Callable[[str], object]
+) -> Path:
+    """``<out>.work/``, emptied when its checkpoints were trained with other settings or data
+    (a changed learning rate must retrain, not resume to the old run's end)."""
+    work = out.parent / f"{out.name}.work"
+    trained = {k: v for k, v in asdict(settings).items() if k != "threads"}  # not the result
+    wanted = json.dumps({"settings": trained, "examples": examples}, sort_keys=True)
+    recorded = work / WORK_SETTINGS
+    if work.exists() and (not recorded.is_file() or recorded.read_text() != wanted):
+        log(f"{work}: checkpoints of other settings; starting over")
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(recorded, wanted)
+    return work
 
 
 def run(
@@ -68,8 +90,7 @@ def run(
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay
     )
-    work = out.parent / f"{out.name}.work"
-    work.mkdir(parents=True, exist_ok=True)
+    work = _work_for(out, settings, len(examples), log)
     checkpoints = Checkpoints(work / CHECKPOINTS, keep=2)
     schedule = Schedule(len(examples), settings.batch_size, settings.seed)
     total = total_steps(settings, len(examples))

@@ -62,3 +62,40 @@ rule data:
     input:
         # a function: the chapters' rule files are included after this one
         lambda wildcards: data_targets(),
+
+
+# the chapters whose params section has a `monolingual` block (corpus, languages and what is
+# held out): each gets the leak-free text of `mlrep data monolingual` in its data folder
+MONOLINGUAL_CHAPTERS = [
+    chapter for chapter in mlrep_chapters.ids() if "monolingual" in CFG.get(chapter, {})
+]
+
+
+rule monolingual:
+    """A chapter's leak-free monolingual text: every held-out segment id of the multi-way
+    corpus out of every language (pretraining, LM and denoising steps read it)."""
+    input:
+        lambda wildcards: str(
+            PATHS.dataset(CFG[wildcards.chapter]["monolingual"]["corpus"])
+        ),
+    output:
+        directory(str(PATHS.chapter_data("{chapter}", "monolingual"))),
+    log:
+        log_path("{chapter}", "monolingual"),
+    wildcard_constraints:
+        chapter="|".join(MONOLINGUAL_CHAPTERS) or "(?!)",
+    conda:
+        MLREP_ENV
+    threads: job_threads("default")
+    resources:
+        **job_resources("default"),
+    params:
+        code=code_version("data monolingual"),
+        languages=lambda wildcards: " ".join(
+            CFG[wildcards.chapter]["monolingual"]["languages"]
+        ),
+        section=lambda wildcards: f"{wildcards.chapter}.monolingual",
+        scale=CFG["scale"],
+    shell:
+        "mlrep data monolingual --section {params.section} --corpus {input} "
+        "--languages {params.languages} --out {output} --scale {params.scale} > {log} 2>&1"

@@ -14,4 +14,10 @@ PATTERNS: tuple[str, ...] = (
     # BUCC-style mining F1 per language and its mean (Table 8)
     "bucc_{lang}",
     "bucc_avg",
+    # the examples a fine-tuning's pairs offered before the budget (Figure 1's x)
+    "train_pairs",
+    # Figure 2's per-language points (CC-100 size of X, New-Tatoeba mean over the pairs with
+    # X): no step writes them yet (docs/chapters/onealigner.md), so the figure stays empty
+    "cc100_gb",
+    "new_tatoeba_acc",
 )

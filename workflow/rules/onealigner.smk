@@ -1,0 +1,242 @@
+"""The OneAligner paper (Niu et al. 2022): pretrained encoders scored without training (Table
+1), and XLM-R-large fine-tuned with OneAligner on all pairs, one English-centred pair, one
+non-English pair or the top-k pairs (Tables 3-9, Figure 1).
+
+`snakemake onealigner` scores the twelve unsupervised runs, fine-tunes every run of the
+section's lists per seed (resuming after preemption), scores each on Tatoeba-36 (the Top1
+models also on New-Tatoeba pairs and BUCC) and rebuilds the report. At tiny the pretrained
+encoders are stand-ins MLM-pretrained here on the corpus's leak-free text; at full they are
+hub ids. Run names and their settings are `mlrep/chapters/onealigner/runs.py`'s.
+"""
+
+import os
+import re
+
+from mlrep.chapters.onealigner import runs as aligner_runs
+
+ALIGNER = CFG["onealigner"]
+ALIGNER_CHAPTER = aligner_runs.SECTION
+ALIGNER_MONO = str(PATHS.chapter_data(ALIGNER_CHAPTER, "monolingual"))
+ALIGNER_STAND_IN = os.path.join(
+    str(PATHS.chapter_data(ALIGNER_CHAPTER, "encoders")), "{encoder}"
+)
+ALIGNER_RUN = str(PATHS.run(ALIGNER_CHAPTER, "{run}", "{seed}"))
+ALIGNER_MODEL = str(PATHS.model(ALIGNER_CHAPTER, "{run}", "{seed}"))
+ALIGNER_UNSUP = str(PATHS.run(ALIGNER_CHAPTER, "{run}", aligner_runs.UNTRAINED_SEED))
+ALIGNER_TUNED = aligner_runs.fine_tuned(ALIGNER)
+ALIGNER_FULL_PROTOCOL = aligner_runs.full_protocol(ALIGNER)
+ALIGNER_TATOEBA = str(PATHS.benchmark(ALIGNER["tatoeba"]))
+ALIGNER_NEW_TATOEBA = str(PATHS.dataset(ALIGNER["new_tatoeba"]))
+ALIGNER_BUCC = str(PATHS.dataset(ALIGNER["bucc"]))
+# what fine-tuning keeps out: the test sets' sentences (a test set cut from a training
+# corpus's own held-out splits, the tiny BUCC, is disjoint from its train split already)
+ALIGNER_EXCLUDE = [
+    ALIGNER_TATOEBA,
+    *(
+        [ALIGNER_BUCC]
+        if ALIGNER["bucc"] not in (ALIGNER["en_data"], ALIGNER["ne_data"])
+        else []
+    ),
+]
+
+
+def aligner_alternatives(names):
+    return "|".join(re.escape(name) for name in names) or "(?!)"
+
+
+def aligner_encoder(name):
+    """An encoder of Table 1: its hub id, or the stand-in folder MLM-pretrained here."""
+    hub = ALIGNER["encoders"][name]["encoder"]
+    return hub or ALIGNER_STAND_IN.format(encoder=name)
+
+
+def aligner_encoder_input(name):
+    """The stand-in folder a job waits for; nothing for a hub id."""
+    return [] if ALIGNER["encoders"][name]["encoder"] else [aligner_encoder(name)]
+
+
+CHAPTER_DATA[ALIGNER_CHAPTER] = list(
+    dict.fromkeys(
+        [
+            str(PATHS.dataset(ALIGNER["en_data"])),
+            str(PATHS.dataset(ALIGNER["ne_data"])),
+            ALIGNER_TATOEBA,
+            ALIGNER_NEW_TATOEBA,
+            ALIGNER_BUCC,
+            str(PATHS.dataset(ALIGNER["monolingual"]["corpus"])),
+        ]
+    )
+)
+CHAPTER_TARGETS[ALIGNER_CHAPTER] = [
+    os.path.join(folder, "metrics.json")
+    for folder in [
+        *(ALIGNER_UNSUP.format(run=run) for run in aligner_runs.unsupervised()),
+        *(
+            ALIGNER_RUN.format(run=run, seed=seed)
+            for seed in ALIGNER["seeds"]
+            for run in ALIGNER_TUNED
+        ),
+    ]
+]
+
+
+localrules:
+    onealigner,
+
+
+rule onealigner:
+    """Every OneAligner run evaluated, and the report with its tables."""
+    input:
+        CHAPTER_TARGETS[ALIGNER_CHAPTER],
+        str(PATHS.report.index),
+
+
+rule onealigner_pretrain:
+    """A stand-in for a pretrained encoder (mBERT's or XLM-R's class, the section's shape),
+    MLM-pretrained on the leak-free text; only where the encoder is no hub id."""
+    input:
+        ALIGNER_MONO,
+    output:
+        directory(ALIGNER_STAND_IN),
+    log:
+        log_path(ALIGNER_CHAPTER, "pretrain_{encoder}"),
+    wildcard_constraints:
+        encoder=aligner_alternatives(
+            [n for n, spec in ALIGNER["encoders"].items() if not spec["encoder"]]
+        ),
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_train")
+    resources:
+        **job_resources("gpu_train"),
+    params:
+        code=code_version("embed mlm-pretrain"),
+        flags=lambda wildcards: flags_from(
+            ALIGNER["encoders"][wildcards.encoder]["stand_in"]
+        ),
+        seed=ALIGNER["seeds"][0],
+        section=f"{ALIGNER_CHAPTER}.pretrain",
+        scale=CFG["scale"],
+    shell:
+        "mlrep embed mlm-pretrain --section {params.section} --text {input} --out {output} "
+        "--seed {params.seed} --threads {threads} --scale {params.scale} {params.flags} "
+        "> {log} 2>&1"
+
+
+rule onealigner_evaluate_unsupervised:
+    """A pretrained encoder scored on Tatoeba-36 without training (Table 1)."""
+    input:
+        tatoeba=ALIGNER_TATOEBA,
+        encoder=lambda wildcards: aligner_encoder_input(
+            aligner_runs.Run.parse(wildcards.run).fixed["encoder"]
+        ),
+    output:
+        os.path.join(ALIGNER_UNSUP, "metrics.json"),
+    log:
+        log_path(ALIGNER_CHAPTER, "{run}", "evaluate"),
+    wildcard_constraints:
+        run=aligner_alternatives(aligner_runs.unsupervised()),
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_eval")
+    resources:
+        **job_resources("gpu_eval"),
+    params:
+        code=code_version("embed align-evaluate"),
+        encoder=lambda wildcards: aligner_encoder(
+            aligner_runs.Run.parse(wildcards.run).fixed["encoder"]
+        ),
+        flags=lambda wildcards: flags_from(
+            aligner_runs.evaluate_values(ALIGNER, wildcards.run)
+        ),
+        seed=aligner_runs.UNTRAINED_SEED,
+        section=f"{ALIGNER_CHAPTER}.evaluate",
+        scale=CFG["scale"],
+    shell:
+        "mlrep embed align-evaluate --section {params.section} --encoder {params.encoder} "
+        "--tatoeba {input.tatoeba} --out {output} --run {wildcards.run} "
+        "--seed {params.seed} --threads {threads} --scale {params.scale} {params.flags} "
+        "> {log} 2>&1"
+
+
+rule onealigner_finetune:
+    """One OneAligner fine-tuning of the section's encoder on a run's pairs and budget, at
+    one seed; resumes from its checkpoints after preemption."""
+    input:
+        data=lambda wildcards: str(
+            PATHS.dataset(aligner_runs.data_key(ALIGNER, wildcards.run))
+        ),
+        exclude=ALIGNER_EXCLUDE,
+        encoder=aligner_encoder_input(ALIGNER["finetune_encoder"]),
+    output:
+        os.path.join(ALIGNER_MODEL, "train.json"),
+    log:
+        log_path(ALIGNER_CHAPTER, "{run}", "train_seed{seed}"),
+    wildcard_constraints:
+        run=aligner_alternatives(ALIGNER_TUNED),
+        seed=r"\d+",
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_train")
+    resources:
+        **job_resources("gpu_train"),
+    params:
+        code=code_version("embed align-finetune"),
+        encoder=aligner_encoder(ALIGNER["finetune_encoder"]),
+        out=lambda wildcards, output: os.path.dirname(output[0]),
+        flags=lambda wildcards: flags_from(
+            aligner_runs.finetune_values(ALIGNER, wildcards.run)
+        ),
+        section=f"{ALIGNER_CHAPTER}.finetune",
+        scale=CFG["scale"],
+    # exec: the trainer is the job step's task, so SLURM's USR1/TERM reach it first
+    shell:
+        "exec mlrep embed align-finetune --section {params.section} "
+        "--encoder {params.encoder} --data {input.data} --exclude {input.exclude} "
+        "--out {params.out} --seed {wildcards.seed} --threads {threads} "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+def aligner_protocols(wildcards, input):
+    """The New-Tatoeba pairs and BUCC options of the Top1 models (Tables 6 and 8)."""
+    if wildcards.run not in ALIGNER_FULL_PROTOCOL:
+        return ""
+    pairs = flags_from({"pairs": ALIGNER["new_tatoeba_pairs"]})
+    bucc = flags_from(ALIGNER["benchmarks"])
+    return f"--pairs-folder {input.new_tatoeba} {pairs} --bucc {input.bucc} {bucc}"
+
+
+rule onealigner_evaluate:
+    """A fine-tuned encoder's Tatoeba-36 scores (the Top1 models' also New-Tatoeba and BUCC)
+    and its training pairs (Figure 1's x)."""
+    input:
+        tatoeba=ALIGNER_TATOEBA,
+        new_tatoeba=ALIGNER_NEW_TATOEBA,
+        bucc=ALIGNER_BUCC,
+        summary=rules.onealigner_finetune.output[0],
+    output:
+        os.path.join(ALIGNER_RUN, "metrics.json"),
+    log:
+        log_path(ALIGNER_CHAPTER, "{run}", "evaluate_seed{seed}"),
+    wildcard_constraints:
+        run=aligner_alternatives(ALIGNER_TUNED),
+        seed=r"\d+",
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_eval")
+    resources:
+        **job_resources("gpu_eval"),
+    params:
+        code=code_version("embed align-evaluate"),
+        encoder=lambda wildcards, input: os.path.dirname(input.summary),
+        flags=lambda wildcards: flags_from(
+            aligner_runs.evaluate_values(ALIGNER, wildcards.run)
+        ),
+        protocols=aligner_protocols,
+        section=f"{ALIGNER_CHAPTER}.evaluate",
+        scale=CFG["scale"],
+    shell:
+        "mlrep embed align-evaluate --section {params.section} --encoder {params.encoder} "
+        "--tatoeba {input.tatoeba} {params.protocols} --out {output} --run {wildcards.run} "
+        "--seed {wildcards.seed} --threads {threads} --scale {params.scale} {params.flags} "
+        "> {log} 2>&1"
