@@ -210,6 +210,10 @@ def recorded(tmp_path_factory) -> Path:
 # the steps that score Chapter 2's encoders: the trained ones, and the pretrained (mUSE at tiny)
 # and TF-IDF baselines, which go through the same evaluation module (and so its imports)
 CH2_EVALUATIONS = ("ch2_evaluate", "ch2_grid_evaluate", "ch2_baseline", "ch2_tfidf")
+# Chapter 3's scoring steps: the students, the reduced teacher, the teacher and mUSE
+CH3_EVALUATIONS = ("ch3_evaluate", "ch3_evaluate_reduced", "ch3_evaluate_pretrained")
+# every Chapter 3 verb is `mlrep embed`'s, whose module imports the sentence-encoder model
+CH3_RULES = ("ch3_prepare", "ch3_teacher_cache", "ch3_reduce", "ch3_distill", *CH3_EVALUATIONS)
 
 
 def at_import(text: str) -> str:
@@ -248,7 +252,7 @@ def comments_only(text: str) -> str:
             {"ch8_train", "ch8_translate", "ch8_states", "ch7_train", *CH7_DECODING},
         ),
         ("nmt/model.py", comments_only, set()),
-        ("embed/model.py", at_import, {"ch2_prepare", "ch2_train", *CH2_EVALUATIONS}),
+        ("embed/model.py", at_import, {"ch2_prepare", "ch2_train", *CH2_EVALUATIONS, *CH3_RULES}),
         # the chapter summaries hold the ledger's verdicts, which `fill` computes
         ("report/fill.py", at_import, {"report", "chapter_summary"}),
         # the off-target rate: not the metric names, which data preparation imports from the
@@ -259,7 +263,17 @@ def comments_only(text: str) -> str:
         (
             "nmt/metrics.py",
             at_import,
-            {"ch8_prepare", "ch8_metrics", "ch7_prepare", "ch7_metrics", *CH2_EVALUATIONS},
+            {
+                "ch8_prepare",
+                "ch8_metrics",
+                "ch7_prepare",
+                "ch7_metrics",
+                "ch2_prepare",  # the shared preparation's module writes metrics too
+                *CH2_EVALUATIONS,
+                *CH3_EVALUATIONS,
+                "onealigner_evaluate",
+                "onealigner_evaluate_unsupervised",
+            },
         ),
     ],
     ids=[
