@@ -40,21 +40,6 @@ ALIGNER_EXCLUDE = [
 ]
 
 
-def aligner_alternatives(names):
-    return "|".join(re.escape(name) for name in names) or "(?!)"
-
-
-def aligner_encoder(name):
-    """An encoder of Table 1: its hub id, or the stand-in folder MLM-pretrained here."""
-    hub = ALIGNER["encoders"][name]["encoder"]
-    return hub or ALIGNER_STAND_IN.format(encoder=name)
-
-
-def aligner_encoder_input(name):
-    """The stand-in folder a job waits for; nothing for a hub id."""
-    return [] if ALIGNER["encoders"][name]["encoder"] else [aligner_encoder(name)]
-
-
 CHAPTER_DATA[ALIGNER_CHAPTER] = list(
     dict.fromkeys(
         [
@@ -101,7 +86,7 @@ rule onealigner_pretrain:
     log:
         log_path(ALIGNER_CHAPTER, "pretrain_{encoder}"),
     wildcard_constraints:
-        encoder=aligner_alternatives(
+        encoder=aligner_runs.alternatives(
             [n for n, spec in ALIGNER["encoders"].items() if not spec["encoder"]]
         ),
     conda:
@@ -127,15 +112,17 @@ rule onealigner_evaluate_unsupervised:
     """A pretrained encoder scored on Tatoeba-36 without training (Table 1)."""
     input:
         tatoeba=ALIGNER_TATOEBA,
-        encoder=lambda wildcards: aligner_encoder_input(
-            aligner_runs.Run.parse(wildcards.run).fixed["encoder"]
+        encoder=lambda wildcards: aligner_runs.encoder_input(
+            ALIGNER,
+            aligner_runs.Run.parse(wildcards.run).fixed["encoder"],
+            ALIGNER_STAND_IN,
         ),
     output:
         os.path.join(ALIGNER_UNSUP, "metrics.json"),
     log:
         log_path(ALIGNER_CHAPTER, "{run}", "evaluate"),
     wildcard_constraints:
-        run=aligner_alternatives(aligner_runs.unsupervised()),
+        run=aligner_runs.alternatives(aligner_runs.unsupervised()),
     conda:
         MLREP_ENV
     threads: job_threads("gpu_eval")
@@ -143,8 +130,10 @@ rule onealigner_evaluate_unsupervised:
         **job_resources("gpu_eval"),
     params:
         code=code_version("embed align-evaluate"),
-        encoder=lambda wildcards: aligner_encoder(
-            aligner_runs.Run.parse(wildcards.run).fixed["encoder"]
+        encoder=lambda wildcards: aligner_runs.encoder(
+            ALIGNER,
+            aligner_runs.Run.parse(wildcards.run).fixed["encoder"],
+            ALIGNER_STAND_IN,
         ),
         flags=lambda wildcards: flags_from(
             aligner_runs.evaluate_values(ALIGNER, wildcards.run)
@@ -167,13 +156,15 @@ rule onealigner_finetune:
             PATHS.dataset(aligner_runs.data_key(ALIGNER, wildcards.run))
         ),
         exclude=ALIGNER_EXCLUDE,
-        encoder=aligner_encoder_input(ALIGNER["finetune_encoder"]),
+        encoder=aligner_runs.encoder_input(
+            ALIGNER, ALIGNER["finetune_encoder"], ALIGNER_STAND_IN
+        ),
     output:
         os.path.join(ALIGNER_MODEL, "train.json"),
     log:
         log_path(ALIGNER_CHAPTER, "{run}", "train_seed{seed}"),
     wildcard_constraints:
-        run=aligner_alternatives(ALIGNER_TUNED),
+        run=aligner_runs.alternatives(ALIGNER_TUNED),
         seed=r"\d+",
     conda:
         MLREP_ENV
@@ -182,7 +173,9 @@ rule onealigner_finetune:
         **job_resources("gpu_train"),
     params:
         code=code_version("embed align-finetune"),
-        encoder=aligner_encoder(ALIGNER["finetune_encoder"]),
+        encoder=lambda wildcards: aligner_runs.encoder(
+            ALIGNER, ALIGNER["finetune_encoder"], ALIGNER_STAND_IN
+        ),
         out=lambda wildcards, output: os.path.dirname(output[0]),
         flags=lambda wildcards: flags_from(
             aligner_runs.finetune_values(ALIGNER, wildcards.run)
@@ -195,15 +188,6 @@ rule onealigner_finetune:
         "--encoder {params.encoder} --data {input.data} --exclude {input.exclude} "
         "--out {params.out} --seed {wildcards.seed} --threads {threads} "
         "--scale {params.scale} {params.flags} > {log} 2>&1"
-
-
-def aligner_protocols(wildcards, input):
-    """The New-Tatoeba pairs and BUCC options of the Top1 models (Tables 6 and 8)."""
-    if wildcards.run not in ALIGNER_FULL_PROTOCOL:
-        return ""
-    pairs = flags_from({"pairs": ALIGNER["new_tatoeba_pairs"]})
-    bucc = flags_from(ALIGNER["benchmarks"])
-    return f"--pairs-folder {input.new_tatoeba} {pairs} --bucc {input.bucc} {bucc}"
 
 
 rule onealigner_evaluate:
@@ -219,7 +203,7 @@ rule onealigner_evaluate:
     log:
         log_path(ALIGNER_CHAPTER, "{run}", "evaluate_seed{seed}"),
     wildcard_constraints:
-        run=aligner_alternatives(ALIGNER_TUNED),
+        run=aligner_runs.alternatives(ALIGNER_TUNED),
         seed=r"\d+",
     conda:
         MLREP_ENV
@@ -232,7 +216,9 @@ rule onealigner_evaluate:
         flags=lambda wildcards: flags_from(
             aligner_runs.evaluate_values(ALIGNER, wildcards.run)
         ),
-        protocols=aligner_protocols,
+        protocols=lambda wildcards, input: aligner_runs.protocol_flags(
+            ALIGNER, wildcards.run, input.new_tatoeba, input.bucc
+        ),
         section=f"{ALIGNER_CHAPTER}.evaluate",
         scale=CFG["scale"],
     shell:

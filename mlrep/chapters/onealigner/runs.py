@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mlrep.cliutil import flags_from
 from mlrep.errors import MlrepError
 
 SECTION = "onealigner"
@@ -205,3 +206,30 @@ def evaluate_values(section: Mapping[str, Any], run: str) -> dict[str, Any]:
         return values
     layer = section["encoders"][section["finetune_encoder"]]["layer"]
     return values | {"layer": layer, "similarity": "bertscore"}
+
+
+def alternatives(names: list[str]) -> str:
+    """A wildcard constraint matching exactly `names` (none: matching nothing)."""
+    return "|".join(re.escape(name) for name in names) or "(?!)"
+
+
+def encoder(section: Mapping[str, Any], name: str, stand_in: str) -> str:
+    """An encoder of Table 1: its hub id, or the stand-in folder MLM-pretrained here
+    (`stand_in`, a pattern with ``{encoder}``)."""
+    hub = section["encoders"][name]["encoder"]
+    return hub or stand_in.format(encoder=name)
+
+
+def encoder_input(section: Mapping[str, Any], name: str, stand_in: str) -> list[str]:
+    """The stand-in folder a job waits for; nothing for a hub id."""
+    return [] if section["encoders"][name]["encoder"] else [encoder(section, name, stand_in)]
+
+
+def protocol_flags(section: Mapping[str, Any], run: str, new_tatoeba: str, bucc: str) -> str:
+    """The New-Tatoeba pairs and BUCC options of the Top1 models (Tables 6 and 8); none for
+    another run, which its tables score on Tatoeba-36 alone."""
+    if run not in full_protocol(section):
+        return ""
+    pairs = flags_from({"pairs": section["new_tatoeba_pairs"]})
+    mining = flags_from(section["benchmarks"])
+    return f"--pairs-folder {new_tatoeba} {pairs} --bucc {bucc} {mining}"
