@@ -131,9 +131,10 @@ def test_heatmap_cells_are_differences_of_seed_means(tmp_path):
 
 def test_scatter_points_are_runs_with_both_metrics(tmp_path):
     chapter = "onealigner"
-    write_metrics(tmp_path, chapter, "af", 1, {"train_pairs": 300.0, "avg.-acc.": 40.0})
-    write_metrics(tmp_path, chapter, "de", 1, {"train_pairs": 5000.0, "avg.-acc.": 80.0})
-    write_metrics(tmp_path, chapter, "ar", 1, {"avg.-acc.": 50.0})  # no pair count: no point
+    # Table 9's rows read the en-<xx> runs (its `runs` map), Fig 1 their pair counts
+    write_metrics(tmp_path, chapter, "en-af", 1, {"train_pairs": 300.0, "tatoeba_avg": 40.0})
+    write_metrics(tmp_path, chapter, "en-de", 1, {"train_pairs": 5000.0, "tatoeba_avg": 80.0})
+    write_metrics(tmp_path, chapter, "en-ar", 1, {"tatoeba_avg": 50.0})  # no pair count
     write_metrics(tmp_path, chapter, "top1-eng/fr", 1, {"cc100_gb": 56.0, "new_tatoeba_acc": 88.0})
     results = collect(tmp_path, "tiny")
     published = reference.load_all(REFERENCE)
@@ -144,7 +145,7 @@ def test_scatter_points_are_runs_with_both_metrics(tmp_path):
         )
     }
     (fig1,) = figures.scatter_panels("onealigner-fig-1", DEFS["onealigner-fig-1"], filled, results)
-    assert sorted(fig1.clouds[0].points) == [(300.0, 40.0, "af"), (5000.0, 80.0, "de")]
+    assert sorted(fig1.clouds[0].points) == [(300.0, 40.0, "en-af"), (5000.0, 80.0, "en-de")]
     (fig2,) = figures.scatter_panels("onealigner-fig-2", DEFS["onealigner-fig-2"], {}, results)
     assert fig2.clouds[0].points == [(56.0, 88.0, "fr")]
 
