@@ -106,3 +106,18 @@ def test_the_parser_and_the_snakefiles_imports_load_no_model_library():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_the_cli_imports_on_a_compute_image_without_the_reporting_tools():
+    """A GPU image carries the training stack but not DVC, vl-convert or polib; its job steps
+    still run `mlrep …`, so the CLI must import (and parse) with those three missing."""
+    code = (
+        "import sys\n"
+        "for name in ('dvc', 'vl_convert', 'polib'):\n"
+        "    sys.modules[name] = None  # import raises ImportError\n"
+        "from mlrep.cli import build_parser\n"
+        "build_parser().parse_args(['embed', '--help'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    assert "usage: mlrep embed" in out.stdout

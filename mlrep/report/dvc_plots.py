@@ -10,14 +10,14 @@ committed: it is 900 kB of third-party code without its licence notices. So the 
 ``.dvc/config`` does not name it (in a clone where it has not been written, DVC would fail on
 every ``dvc plots show``); `install` names it in the checkout's own ``.dvc/config.local``, and a
 checkout without one renders DVC's default page, which loads vega from the CDN.
+
+vl-convert and DVC are imported where they are used: `mlrep.cli` imports this module, and a
+compute image that has neither (a GPU node running training verbs) must still import the CLI.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import vl_convert
-from dvc.config import Config
 
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_write_text
@@ -47,6 +47,8 @@ _PAGE = """<!DOCTYPE html>
 
 def offline_template() -> str:
     """The template text: DVC fills ``{plot_divs}`` (and ``{refresh_tag}``) and nothing else."""
+    import vl_convert
+
     bundle = vl_convert.javascript_bundle(_EXPORTS)
     if "</script" in bundle.lower():
         raise RuntimeError("the vl-convert bundle contains '</script' and cannot be inlined")
@@ -59,6 +61,8 @@ def install(project: Path) -> Path:
     dvc_dir = project / ".dvc"
     if not dvc_dir.is_dir():
         raise MlrepError(f"{project} is not a DVC project (no .dvc folder): pass --project ROOT")
+    from dvc.config import Config
+
     path = dvc_dir / TEMPLATE
     atomic_write_text(path, offline_template())
     with Config(dvc_dir=dvc_dir).edit("local") as config:
