@@ -8,6 +8,7 @@ import pytest
 
 from mlrep.text import pretrain_tasks as tasks
 from mlrep.text.pretrain_tasks import MASK, Masked, Pair, TaskSettings
+from mlrep.text.tree import pmass_plural
 from tests.test_text_tree import COMMITTEE, WORDS
 
 SETTINGS = TaskSettings()
@@ -58,11 +59,18 @@ def test_mass_masks_one_contiguous_span_of_half_the_words():
     assert set(starts) == set(range(11))  # every start of a 10-word span in 20 words
 
 
-def test_masked_words_are_replaced_80_10_10():
+@pytest.mark.parametrize(
+    "settings, shares",
+    [
+        (SETTINGS, (0.8, 0.1, 0.1)),  # MASS's 80/10/10
+        (TaskSettings(mask_token_prob=0.6, random_word_prob=0.3), (0.6, 0.3, 0.1)),
+    ],
+)
+def test_masked_words_are_replaced_by_mask_random_or_kept(settings, shares):
     rng = random.Random(1)
     kinds = Counter()
     for _ in range(1000):
-        pair = tasks.mass(40, rng, VOCABULARY, SETTINGS)
+        pair = tasks.mass(40, rng, VOCABULARY, settings)
         for index in chosen(pair):
             item = pair.source[index]
             kinds["mask" if item == Masked(index) else "kept" if item == index else "random"] += 1
@@ -70,9 +78,8 @@ def test_masked_words_are_replaced_80_10_10():
                 assert item in VOCABULARY
     total = sum(kinds.values())
     assert total == 20_000
-    assert abs(kinds["mask"] / total - 0.8) < 0.015
-    assert abs(kinds["random"] / total - 0.1) < 0.01
-    assert abs(kinds["kept"] / total - 0.1) < 0.01
+    for kind, share in zip(("mask", "random", "kept"), shares, strict=True):
+        assert abs(kinds[kind] / total - share) < 0.015, kind
 
 
 def test_multimass_masks_half_the_words_anywhere():
@@ -172,11 +179,15 @@ def test_pmass_single_on_the_worked_example():
     assert target == "[M] [M] [M] the new budget [M]"
 
 
-def test_pmass_plural_masks_whole_phrases_within_half():
+def test_pmass_plural_masks_algorithm_2s_phrases():
+    seen = set()
     for seed in range(50):
         pair = tasks.pmass(COMMITTEE, False, random.Random(seed), VOCABULARY, SETTINGS)
         check_inverse(pair, len(WORDS))
+        assert chosen(pair) == pmass_plural(COMMITTEE, random.Random(seed))
         assert 1 <= len(chosen(pair)) <= len(WORDS) // 2
+        seen.add(tuple(chosen(pair)))
+    assert (0, 1, 6) in seen  # the spec's run: "the committee" and "yesterday"
 
 
 def test_deshuffling_permutes_uniformly():
