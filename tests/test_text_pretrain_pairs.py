@@ -7,7 +7,8 @@ import pytest
 from mlrep.cli import main
 from mlrep.text import english
 from mlrep.text.lines import TextInputError
-from mlrep.text.pretrain_pairs import read_sentences
+from mlrep.text.pretrain_pairs import Sentence, make_pairs, read_sentences
+from mlrep.text.pretrain_tasks import TaskError, TaskSettings
 from mlrep.text.subwords import learn_bpe
 from mlrep.text.tree import to_json
 from tests.test_text_cli import meta, write
@@ -146,6 +147,12 @@ def test_a_tree_that_does_not_match_its_sentence_names_the_line(tmp_path, capsys
     err = fails(tmp_path, capsys, *args, "--tasks", "hfss")
     assert f"{trees}:2: " in err and problem in err
     assert "mlrep text parse --pretokenized" in err
+
+
+def test_bunsetsu_tasks_refuse_a_sentence_without_spans():
+    sentence = Sentence(("x", "y"))
+    with pytest.raises(TaskError, match="bmass needs the bunsetsu spans of 'x y'"):
+        make_pairs([sentence], ["jass"], "ja", 1, TaskSettings())
 
 
 def test_reserved_tokens_in_the_corpus_are_refused(tmp_path):

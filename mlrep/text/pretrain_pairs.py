@@ -141,6 +141,8 @@ def sentence_pair(
 ) -> tasks.Pair | None:
     """The task's pair of one sentence; None for a tree task on a sentence without a tree."""
     n_words = len(sentence.words)
+    if task in tasks.BUNSETSU_TASKS and not sentence.bunsetsu:
+        raise tasks.TaskError(f"{task} needs the bunsetsu spans of {' '.join(sentence.words)!r}")
     if task in tasks.TREE_TASKS:
         if sentence.tree is None:
             return None
