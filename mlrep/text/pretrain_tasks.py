@@ -5,18 +5,20 @@ the thesis fed OpenNMT static pairs rather than masking on the fly:
 
 * masking tasks (MASS, BMASS, PMASS.S/.P, MultiMASS): a set C of words is masked in the
   source; the target is the sentence with every word *outside* C masked, so the decoder
-  predicts C in place (thesis Eq. 4.1). Only the choice of C differs: one contiguous span of
-  half the words (MASS), half the bunsetsu (BMASS), one or several phrases of the tree
-  (PMASS), scattered words (MultiMASS). Every one of them replaces a word of C by ``[M]``
-  80% of the time, by a random word 10% and keeps it 10% (MASS's setting, which the thesis
-  keeps; BMASS and PMASS redefine only C, so they keep it too);
+  predicts C in place (thesis Eq. 4.1); fed that target shifted by one, as any NMT target,
+  the decoder sees ``[M]`` outside C as MASS's decoder does. Only the choice of C differs:
+  one contiguous span of half the words (MASS), half the bunsetsu (BMASS), one or several
+  phrases of the tree (PMASS), scattered words (MultiMASS). Every one of them replaces a
+  word of C by ``[M]`` 80% of the time, by a random word 10% and keeps it 10% (MASS's
+  setting, which the thesis keeps; BMASS and PMASS redefine only C, so they keep it too);
 * reordering tasks (BRSS.F/.R, HFSS, Deshuffling): the words in another order → the
   original (BRSS.R: the other way round);
 * BART text infilling: Poisson-length spans each replaced by one ``[M]`` → the original.
 
 A pair is kept at word level (`Pair`: word indices, `Masked` words, literal words) and only
 `render` applies subwords, so a mask covers whole words and a masked word becomes one ``[M]``
-per subword piece: the masked source and the inverse target stay piece-aligned, as in MASS.
+per subword piece: the masked source and the inverse target stay piece-aligned, as in MASS
+(only a random replacement word, drawn from the corpus's words, brings its own pieces).
 Each generator takes its `random.Random`, so a seed gives the same pairs on every machine.
 """
 
