@@ -14,7 +14,7 @@ from tests.test_text_tree import COMMITTEE, WORDS
 SETTINGS = TaskSettings()
 PURE = TaskSettings(mask_token_prob=1.0, random_word_prob=0.0)  # every masked word is [M]
 VOCABULARY = [f"w{i}" for i in range(50)]
-# the constructed example of the spec: 「ラブライブ！は」「３つの」「プロジェクトから」「なる。」
+# the worked example: 「ラブライブ！は」「３つの」「プロジェクトから」「なる。」
 JA = ["ラブライブ", "！", "は", "３", "つ", "の", "プロジェクト", "から", "なる", "。"]
 JA_BUNSETSU = [(0, 3), (3, 6), (6, 8), (8, 10)]
 
@@ -187,7 +187,7 @@ def test_pmass_plural_masks_algorithm_2s_phrases():
         assert chosen(pair) == pmass_plural(COMMITTEE, random.Random(seed))
         assert 1 <= len(chosen(pair)) <= len(WORDS) // 2
         seen.add(tuple(chosen(pair)))
-    assert (0, 1, 6) in seen  # the spec's run: "the committee" and "yesterday"
+    assert (0, 1, 6) in seen  # the worked run: "the committee" and "yesterday"
 
 
 def test_deshuffling_permutes_uniformly():
