@@ -36,6 +36,7 @@ from mlrep.report import fill
 from mlrep.text import lines, moses
 from mlrep.text.cli import UNCAPPED, UNDO
 from mlrep.text.head_final import HeadFinalSettings
+from mlrep.text.pretrain_tasks import TaskSettings
 from mlrep.text.subwords import SubwordSettings
 from tests.conftest import REPO
 
@@ -87,6 +88,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("corpus", "tiny"): [(tiny_corpus.Settings, ())],
     ("text", "head-final"): [(HeadFinalSettings, ())],
     ("text", "train-subwords"): [(SubwordSettings, ())],
+    ("text", "pretrain-pairs"): [(TaskSettings, ())],
     ("eval", "retrieval"): [(MarginSettings, ()), (SearchSettings, ())],
     ("eval", "paracrawl"): [
         (PoolSettings, ()),

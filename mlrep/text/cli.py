@@ -37,6 +37,8 @@ from mlrep.text import (
     moses,
     normalise,
     plan,
+    pretrain_pairs,
+    pretrain_tasks,
     segment,
     subwords,
 )
@@ -243,6 +245,32 @@ def _head_final(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pretrain_pairs(args: argparse.Namespace) -> int:
+    if args.section:
+        scale, settings = settings_from(args, pretrain_tasks.TaskSettings, (args.section,))
+    else:  # every field is omissible: the published settings
+        settings = fill(args, pretrain_tasks.TaskSettings, dict, "the published settings")
+        scale = args.scale
+    pretrain_pairs.check_inputs(args.tasks, args.bunsetsu is not None, args.trees is not None)
+    sentences = pretrain_pairs.read_sentences(args.input, args.bunsetsu, args.trees)
+    words = [w for s in sentences if s is not None for w in s.words]
+    pieces = pretrain_pairs.subword_pieces(args.model, words)
+    pairs, counts = pretrain_pairs.make_pairs(
+        sentences, args.tasks, args.lang, args.seed, settings, pieces
+    )
+    counts.extra |= {
+        "scale": scale,
+        "input": str(args.input),
+        "bunsetsu": args.bunsetsu and str(args.bunsetsu),
+        "trees": args.trees and str(args.trees),
+        "parser": args.trees and _tool_of(args.trees),
+        "subwords": args.model and str(args.model),
+    }
+    _write(args.source, [source for source, _ in pairs], counts)
+    _write(args.target, [target for _, target in pairs], counts)
+    return 0
+
+
 def _gather(args: argparse.Namespace) -> int:
     total = lines.gather(args.parts, args.output)
     print(json.dumps({"output": str(args.output), "lines": total.lines}))
@@ -375,6 +403,28 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     _io(hf, sharded=False)
     add_options(hf, HeadFinalSettings)
     hf.set_defaults(func=_head_final)
+
+    pre = sub.add_parser(
+        "pretrain-pairs", parents=[common], help="pre-training pairs (MASS, JASS, ENSS, …)"
+    )
+    pre.add_argument("--input", type=Path, required=True, help="words file, one sentence a line")
+    pre.add_argument("--lang", required=True, help="the words' language (its tag: [Ja], [En])")
+    pre.add_argument(
+        "--tasks",
+        nargs="+",
+        required=True,
+        choices=[*pretrain_tasks.TASKS, *pretrain_tasks.COMPOSITES],
+        help="tasks whose pairs are made (shuffled together when several)",
+    )
+    pre.add_argument("--seed", type=int, required=True, help="seed of the masks and shuffles")
+    pre.add_argument("--bunsetsu", type=Path, help="bunsetsu spans of the words (BMASS, BRSS)")
+    pre.add_argument("--trees", type=Path, help="parse lines of the words (PMASS, HFSS)")
+    pre.add_argument("--model", type=Path, help="subword model folder (none: whole words)")
+    pre.add_argument("--source", type=Path, required=True, help="source lines written here")
+    pre.add_argument("--target", type=Path, required=True, help="target lines written here")
+    pre.add_argument("--section", help="params section (dotted) for options not given")
+    add_options(pre, pretrain_tasks.TaskSettings)
+    pre.set_defaults(func=_pretrain_pairs)
 
     gather = sub.add_parser("gather", help="join shard outputs in order")
     gather.add_argument("--output", type=Path, required=True)
