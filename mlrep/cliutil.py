@@ -201,3 +201,17 @@ def fraction(text: str) -> float:
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not strictly between 0 and 1")
     return value
+
+
+def probability(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{value} is not in [0, 1]")
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive number")
+    return value

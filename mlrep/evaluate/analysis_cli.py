@@ -10,7 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
-from mlrep.cliutil import fraction, positive_int
+from mlrep.cliutil import fraction, positive_float, positive_int
 from mlrep.evaluate import offtarget
 from mlrep.evaluate.offtarget import OffTargetError
 from mlrep.evaluate.probe import ProbeSettings, probe
@@ -59,13 +59,6 @@ def _svcca(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{value} is not a positive number")
-    return value
-
-
 def register_analyses(sub: argparse._SubParsersAction) -> None:
     """Add the three subcommands to the ``eval`` group."""
     off = sub.add_parser(
@@ -82,7 +75,7 @@ def register_analyses(sub: argparse._SubParsersAction) -> None:
     prb.add_argument("--train", type=Path, required=True, help="states npz to train on (valid)")
     prb.add_argument("--test", type=Path, required=True, help="states npz to test on")
     prb.add_argument("--epochs", type=positive_int, default=3)
-    prb.add_argument("--lr", type=_positive_float, default=1e-3)
+    prb.add_argument("--lr", type=positive_float, default=1e-3)
     prb.add_argument("--batch-sentences", type=positive_int, default=64)
     prb.add_argument("--seed", type=int, default=1)
     prb.add_argument("--out", type=Path, required=True)

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Union
 
-from mlrep.cliutil import fraction
+from mlrep.cliutil import fraction, positive_float, probability
 from mlrep.errors import MlrepError
 from mlrep.text.tree import Node, head_final_order, pmass_plural, pmass_single, size
 
@@ -62,20 +62,6 @@ TREE_TASKS = frozenset({"pmass.s", "pmass.p", "hfss"})
 
 class TaskError(MlrepError):
     """A pre-training task that cannot be built as asked."""
-
-
-def probability(text: str) -> float:
-    value = float(text)
-    if not 0 <= value <= 1:
-        raise ValueError(f"{value} is not in [0, 1]")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise ValueError(f"{value} is not positive")
-    return value
 
 
 @dataclass(frozen=True)
@@ -111,7 +97,7 @@ class TaskSettings:
     bart_span_lambda: float = field(
         default=3.0,
         metadata={
-            "type": _positive_float,
+            "type": positive_float,
             "omissible": True,
             "help": "BART: mean (Poisson) length of a masked span",
         },
