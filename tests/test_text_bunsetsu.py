@@ -93,6 +93,7 @@ def texts(tokens, starts) -> list[str]:
 def test_rules_give_knp_style_bunsetsu(analysed, rule, sentence, expected):
     tokens, starts = analysed[sentence]
     assert texts(tokens, bunsetsu.apply(tokens, starts)) == expected
+    assert 0 in rule(tokens, starts)  # each rule alone keeps the line's first bunsetsu
 
 
 @pytest.mark.parametrize(

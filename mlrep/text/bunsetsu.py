@@ -101,15 +101,11 @@ def numeral(tokens: Sequence[Token], starts: Starts) -> Starts:
 
 
 def opening_bracket(tokens: Sequence[Token], starts: Starts) -> Starts:
-    """新しい|「技術」を: in KNP an opening bracket (「『（…) begins the bunsetsu it opens, so
-    a bunsetsu starts at it, and a bunsetsu of opening brackets alone (GiNZA's 「|行こう。」
-    where its sentence split falls after the bracket) joins the one it opens. Brackets in a
-    row (「『) start one bunsetsu, at the first."""
-    out = set(starts)
-    for i, token in enumerate(tokens):
-        j = _previous(tokens, i)
-        if token.tag_ == OPENING_BRACKET and j is not None and tokens[j].tag_ != OPENING_BRACKET:
-            out.add(i)
+    """東京|（とうきょう）に: in KNP an opening bracket (「『（…) begins the bunsetsu it
+    opens, so a bunsetsu starts at each one, and a bunsetsu of opening brackets alone joins
+    the one they open: brackets in a row (「『本』」) start one bunsetsu, and so does GiNZA's
+    「|行こう。」, where its sentence split falls after the bracket."""
+    out = set(starts) | {i for i, token in enumerate(tokens) if token.tag_ == OPENING_BRACKET}
     ordered = [*sorted(out), len(tokens)]
     for start, end in pairwise(ordered):
         if end < len(tokens) and all(_opens(tokens[k]) for k in range(start, end)):
