@@ -30,10 +30,13 @@ from typing import Protocol
 
 
 class Token(Protocol):
-    """What the rules read of a spaCy/GiNZA token."""
+    """What the rules read of a spaCy/GiNZA token: its surface and Sudachi part of speech."""
 
-    text: str
-    tag_: str
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def tag_(self) -> str: ...
 
 
 Starts = frozenset[int]
