@@ -45,6 +45,7 @@ COUNTER_EXAMPLES = {
         ("第２章を読む。", ["第２章を", "読む。"]),  # after a prefix
         ("約５年かかった。", ["約５年", "かかった。"]),
         ("１０万円を払う。", ["１０万円を", "払う。"]),
+        ("A4用紙とi18nextを使う。", ["A4", "用紙と", "i18nextを", "使う。"]),  # Latin names
     ],
     bunsetsu.opening_bracket: [
         ("「はい」と答えた。", ["「はい」と", "答えた。"]),  # at the sentence start

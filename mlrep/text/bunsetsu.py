@@ -22,6 +22,7 @@ the issue's measurement); the tests check each rule on its examples and counter-
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Sequence
 from functools import cache
 from itertools import pairwise
@@ -50,6 +51,7 @@ OPENING_BRACKET = "補助記号-括弧開"
 PUNCTUATION = ("補助記号-読点", "補助記号-句点")
 COMPOUND_PARTICLE_HEADS = ("に", "と")  # に対して, にとって, について, として, という
 TE_FORM = ("て", "で")
+LATIN = re.compile("[A-Za-zＡ-Ｚａ-ｚ]")  # half- and full-width
 
 
 def _previous(tokens: Sequence[Token], i: int) -> int | None:
@@ -91,11 +93,12 @@ def compound_particle(tokens: Sequence[Token], starts: Starts) -> Starts:
 def numeral(tokens: Sequence[Token], starts: Starts) -> Starts:
     """平成|２１年|５月: KNP starts a bunsetsu at each numeral that follows a noun (a number
     with its counter is a quantity bunsetsu of its own); GiNZA keeps the whole noun run. A
-    numeral after a prefix (第２章, 約５年) or another numeral stays where it is."""
+    numeral after a prefix (第２章, 約５年) or another numeral stays where it is, and so does
+    one after Latin letters, where Sudachi splits a name (i18next, A4)."""
     added = set()
     for i, token in enumerate(tokens):
         j = _previous(tokens, i)
-        if token.tag_ != NUMERAL or j is None:
+        if token.tag_ != NUMERAL or j is None or LATIN.search(tokens[j].text):
             continue
         tag = tokens[j].tag_
         if (tag.startswith("名詞") and tag != NUMERAL) or tag.startswith("接尾辞-名詞的"):
