@@ -33,7 +33,7 @@ from mlrep.embed import settings as embed
 from mlrep.evaluate.settings import ClassifySettings, MarginSettings, PoolSettings, SearchSettings
 from mlrep.nmt import settings as nmt
 from mlrep.report import fill
-from mlrep.text import lines, moses
+from mlrep.text import lines, moses, segment
 from mlrep.text.cli import UNCAPPED, UNDO
 from mlrep.text.head_final import HeadFinalSettings
 from mlrep.text.pretrain_tasks import TaskSettings
@@ -99,7 +99,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("eval", "classify"): [(ClassifySettings, ())],
     ("text", "tokenize"): [(moses.TokenizeSettings, ()), (lines.Limits, ())],
     ("text", "detokenize"): [(moses.TokenizeSettings, UNDO), (lines.Limits, UNCAPPED)],
-    ("text", "segment"): [(lines.Limits, ())],
+    ("text", "segment"): [(segment.SegmentSettings, ()), (lines.Limits, ())],
     ("text", "parse"): [(lines.Limits, ())],
     ("text", "encode-subwords"): [(lines.Limits, UNCAPPED)],
 }
@@ -250,6 +250,7 @@ def test_preprocess_settings_are_the_params_keys():
     assert set(option_names(lines.Limits)) <= _keys(section)
     assert _keys(section["tokenize"]) == set(option_names(moses.TokenizeSettings))
     assert _keys(section["head_final"]) == set(option_names(HeadFinalSettings))
+    assert set(option_names(segment.SegmentSettings)) <= _keys(section["segment"])
 
 
 def test_settings_from_takes_options_over_the_params_file():

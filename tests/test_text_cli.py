@@ -5,6 +5,7 @@ import json
 import pytest
 
 from mlrep.cli import main
+from mlrep.text import segment
 from tests.conftest import REPO
 
 PARAMS = ["--params", str(REPO / "params.yaml")]
@@ -143,6 +144,23 @@ def test_japanese_segmentation_writes_words_and_bunsetsu(tmp_path):
     )
     assert words.read_text() == "私 は 学校 へ 行き ます 。\n\n"
     assert spans.read_text() == "0:2 2:4 4:7\n\n"
+
+
+def test_knp_rules_are_a_setting_the_bunsetsu_metadata_names(tmp_path):
+    """``preprocess.segment.knp_rules`` (on in params.yaml) moves GiNZA's bunsetsu toward
+    KNP's (平成|２１年|５月に); ``--knp-rules false`` keeps GiNZA's own. The words are the
+    same either way, and each file's metadata names the rules that made it."""
+    source = write(tmp_path / "in.ja", ["平成２１年５月に開催された。"])
+    made = {}
+    for name, flags in (("rules", []), ("ginza", ["--knp-rules", "false"])):
+        words, spans = tmp_path / f"w.{name}", tmp_path / f"b.{name}"
+        args = ["text", "segment", *PARAMS, "--lang", "ja", "--input", str(source)]
+        assert main([*args, "--output", str(words), "--bunsetsu", str(spans), *flags]) == 0
+        made[name] = (words.read_text(), spans.read_text(), meta(spans)["extra"]["tool"])
+    assert made["rules"][0] == made["ginza"][0] == "平成 ２１ 年 ５ 月 に 開催 さ れ た 。\n"
+    assert (made["rules"][1], made["ginza"][1]) == ("0:1 1:3 3:6 6:11\n", "0:6 6:11\n")
+    assert made["rules"][2] == segment.tool_version("ja", knp_rules=True)
+    assert made["ginza"][2] == segment.tool_version("ja")
 
 
 def test_knp_output_converts_to_the_same_files(tmp_path):

@@ -91,7 +91,7 @@ def test_preprocess_reads_the_users_knp_and_enju_output(workdir):
     params["preprocess"].update(
         splits=["train"],
         shards=2,
-        segment={"languages": ["ja"], "source": "knp"},
+        segment={"languages": ["ja"], "source": "knp", "knp_rules": True},
         parse={"pairs": ["en-ja"], "source": "enju"},
         head_final={"drop_articles": True, "pseudo_particles": True},
     )

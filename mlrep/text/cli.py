@@ -135,8 +135,9 @@ def _segment(args: argparse.Namespace) -> int:
         analyse = _knp_segmenter(args)
         tool = f"KNP (read from its output {args.knp})"
     else:
-        analyse = partial(segment.segment, lang=args.lang)
-        tool = segment.tool_version(args.lang)
+        _, settings = settings_from(args, segment.SegmentSettings, ("preprocess.segment",))
+        analyse = partial(segment.segment, lang=args.lang, knp_rules=settings.knp_rules)
+        tool = segment.tool_version(args.lang, settings.knp_rules)
 
     def transform(batch: list[str]) -> list[str]:
         done = analyse(batch)
@@ -380,6 +381,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     seg.add_argument("--lang", required=True, choices=sorted(segment.SEGMENTERS))
     seg.add_argument("--bunsetsu", type=Path, help="also write Japanese bunsetsu spans here")
     seg.add_argument("--knp", type=Path, help="take words and bunsetsu from this KNP output")
+    add_options(seg, segment.SegmentSettings)
     add_options(seg, lines.Limits)
     seg.set_defaults(func=_segment)
 

@@ -5,6 +5,8 @@ recognizer) is the default because its model ships inside a PyPI wheel. The thes
 Juman++ words and KNP bunsetsus; users who have them give their KNP output instead
 (`mlrep.text.knp`, ``preprocess.segment.source: knp``) and get the thesis segmentation exactly.
 Outputs say which segmenter produced them.
+GiNZA's bunsetsu are then moved toward KNP's conventions by the rules of `mlrep.text.bunsetsu`
+(``preprocess.segment.knp_rules``, on by default); they change the bunsetsu, never the words.
 GiNZA's NER component is excluded: the pipeline runs about 3.7 times faster without it
 (45 → 166 sentences/s measured in one process), and it changes bunsetsu on only 2 of 400
 tiny-corpus lines, where it fuses a named entity with its neighbours into one bunsetsu
@@ -19,13 +21,13 @@ any token, including ``|`` or ``:``, stays unambiguous.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
+from functools import lru_cache, partial
 from importlib import metadata
 from itertools import pairwise
 from typing import Any
 
-from mlrep.text import scripts
+from mlrep.text import bunsetsu, scripts
 
 SEGMENTERS = {
     "ja": "ginza",
@@ -46,11 +48,23 @@ class Segmented:
     bunsetsu: tuple[tuple[int, int], ...] = ()
 
 
-def tool_version(lang: str) -> str:
+@dataclass(frozen=True)
+class SegmentSettings:
+    """params.yaml ``preprocess.segment``: the options of ``mlrep text segment``."""
+
+    knp_rules: bool = field(
+        metadata={"help": "ja: move GiNZA's bunsetsu toward KNP's (mlrep.text.bunsetsu)"}
+    )
+
+
+def tool_version(lang: str, knp_rules: bool = False) -> str:
+    """The segmenter of `lang`'s words; with `knp_rules` (Japanese), also the version of the
+    bunsetsu rules, so a bunsetsu file made by other rules names other ones."""
     if lang not in _PACKAGES:
         return f"{SEGMENTERS[lang]} (rules, mlrep.text.scripts)"
     package = _PACKAGES[lang]
-    return f"{SEGMENTERS[lang]} ({package} {metadata.version(package)})"
+    tool = f"{SEGMENTERS[lang]} ({package} {metadata.version(package)})"
+    return f"{tool} + {bunsetsu.version()}" if lang == "ja" and knp_rules else tool
 
 
 @lru_cache(maxsize=1)
@@ -65,7 +79,8 @@ def _clean(token: str) -> str:
     return "".join(token.split())
 
 
-def japanese(lines: Iterable[str]) -> list[Segmented]:
+def japanese(lines: Iterable[str], knp_rules: bool = True) -> list[Segmented]:
+    """GiNZA's words and bunsetsu, the bunsetsu after `bunsetsu.RULES` with `knp_rules`."""
     import ginza
 
     out = []
@@ -77,9 +92,12 @@ def japanese(lines: Iterable[str]) -> list[Segmented]:
             if text:
                 index[token.i] = len(words)
                 words.append(text)
+        starts = frozenset(span.start for span in ginza.bunsetu_spans(doc))
+        if knp_rules:
+            starts = bunsetsu.apply(list(doc), starts)
         spans = []
-        for span in ginza.bunsetu_spans(doc):
-            kept = [index[t.i] for t in span if t.i in index]
+        for start, end in pairwise([*sorted(starts), len(doc)]):
+            kept = [index[i] for i in range(start, end) if i in index]
             if kept:
                 spans.append((kept[0], kept[-1] + 1))
         out.append(Segmented(tuple(words), tuple(spans)))
@@ -124,10 +142,11 @@ def by_rule(tokenize: Callable[[str], list[str]]) -> Callable[[Iterable[str]], l
     return lambda lines: [Segmented(tuple(tokenize(line))) for line in lines]
 
 
-def segment(lines: list[str], lang: str) -> list[Segmented]:
-    """Segment `lines` with the language's segmenter (`SEGMENTERS`)."""
+def segment(lines: list[str], lang: str, knp_rules: bool = True) -> list[Segmented]:
+    """Segment `lines` with the language's segmenter (`SEGMENTERS`); `knp_rules`: Japanese
+    bunsetsu after `mlrep.text.bunsetsu`'s rules."""
     segmenters = {
-        "ja": japanese,
+        "ja": partial(japanese, knp_rules=knp_rules),
         "zh": chinese,
         "ko": korean,
         "my": by_rule(scripts.burmese),
