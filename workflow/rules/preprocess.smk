@@ -23,7 +23,9 @@ PRE_TOKENIZE = flags_from(PRE["tokenize"])
 # The user's own KNP / Enju output replaces GiNZA / spaCy when the section says so.
 PRE_EXTERNAL = {lang: preprocess_plan.external_tool(PRE, lang) for lang in ("ja", "en")}
 PRE_CAP = flags_from({"max_lines": PRE["max_lines"]})  # steps that read the corpus
-PRE_BUNSETSU = flags_from({"knp_rules": PRE["segment"]["knp_rules"]})  # GiNZA's, toward KNP's
+PRE_BUNSETSU = flags_from(
+    {"knp_rules": PRE["segment"]["knp_rules"]}
+)  # GiNZA's, toward KNP's
 PRE_NAME = "{split}.{pair}.{lang}"
 # One shard is the output itself: no gather job per file.
 PRE_SHARD = {
