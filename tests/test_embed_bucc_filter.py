@@ -5,14 +5,18 @@ it scores and mines exactly as the all-pairs path (`bertscore.evaluation_scores`
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import torch
 
 from mlrep.embed import align_eval, bertscore, bucc_filter
+from mlrep.embed.settings import AlignEvaluateSettings
 from mlrep.evaluate import mining
 
 torch.set_num_threads(1)
+EVAL = AlignEvaluateSettings(layer=1)
 
 
 def token_states(sentences: int, seed: int, length: int = 7, width: int = 8) -> tuple:
@@ -87,8 +91,8 @@ def test_the_cache_holds_unit_content_tokens_and_pooled_means(tmp_path):
     padded, padded_mask = cache.padded(np.array([4, 0]), "cpu")
     width = padded_mask.shape[1]
     assert torch.equal(padded_mask, mask[[4, 0], :width])
-    unit = torch.nn.functional.normalize(states, dim=-1) * mask[..., None]
-    assert padded.numpy() == pytest.approx(unit[[4, 0], :width].numpy(), abs=1e-6)
+    unit = torch.nn.functional.normalize(states, dim=-1)[[4, 0], :width]
+    assert padded[padded_mask].numpy() == pytest.approx(unit[padded_mask].numpy(), abs=1e-6)
 
 
 def test_a_subset_of_candidates_keeps_its_scores_and_mines_within_it(tmp_path):
@@ -121,3 +125,19 @@ def test_half_precision_cache_moves_scores_little(tmp_path):
     assert bucc_filter.candidate_scores(*half, rows, cols, **kwargs) == pytest.approx(
         bucc_filter.candidate_scores(*exact, rows, cols, **kwargs), abs=5e-3
     )
+
+
+def test_k_reaching_both_sides_takes_the_all_pairs_path(monkeypatch):
+    matrix = torch.tensor([[0.9, 0.1, 0.2], [0.3, 0.8, 0.1]])
+    monkeypatch.setattr(align_eval, "scores", lambda *args: matrix)
+    monkeypatch.setattr(bucc_filter, "mine_prefiltered", lambda *args, **kw: "pre-filtered")
+    monkeypatch.setattr(align_eval.hf_encoder, "batches", lambda *args: iter(()))
+    src, tgt, encoder = ["a", "b"], ["x", "y", "z"], SimpleNamespace(device="cpu")
+    expected = align_eval.mine(matrix)
+    for k in (0, 3, 50):
+        mined, covered = align_eval._mined(encoder, src, tgt, None, k, EVAL)
+        assert covered == 100.0
+        assert mined.src.tolist() == expected.src.tolist()
+        assert mined.tgt.tolist() == expected.tgt.tolist()
+    for k in (1, 2):  # fewer than the larger side: candidates only
+        assert align_eval._mined(encoder, src, tgt, None, k, EVAL) == "pre-filtered"

@@ -65,16 +65,16 @@ class TokenCache:
         return len(self.offsets) - 1
 
     def padded(self, rows: np.ndarray, device: str) -> tuple[torch.Tensor, torch.Tensor]:
-        """Sentences `rows` as float32 states (rows × longest × width) and mask on `device`."""
+        """Sentences `rows` as float32 states (rows × longest × width) and mask on `device`.
+        A padding position repeats the cache's first token: the mask keeps it out of every
+        score, so it is not zeroed."""
         starts, lengths = self.offsets[rows], np.diff(self.offsets)[rows]
         positions = np.arange(int(lengths.max()))
         mask = positions[None, :] < lengths[:, None]
         index = np.where(mask, starts[:, None] + positions[None, :], 0)
         states = torch.from_numpy(np.asarray(self.tokens[index.ravel()]))
         states = states.reshape(*index.shape, -1).to(device).float()
-        return states * torch.from_numpy(mask).to(device)[..., None], torch.from_numpy(mask).to(
-            device
-        )
+        return states, torch.from_numpy(mask).to(device)
 
 
 def cache_side(
