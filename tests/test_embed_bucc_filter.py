@@ -141,3 +141,21 @@ def test_k_reaching_both_sides_takes_the_all_pairs_path(monkeypatch):
         assert mined.tgt.tolist() == expected.tgt.tolist()
     for k in (1, 2):  # fewer than the larger side: candidates only
         assert align_eval._mined(encoder, src, tgt, None, k, EVAL) == "pre-filtered"
+
+
+def test_published_bucc_is_read_with_its_own_ids_and_gold(tmp_path):
+    stem = tmp_path / "training.de-en"
+    files = {
+        "de": "Hallo\nWelt\nHaus\n",
+        "en": "house\nhello\nworld\ntree\n",
+        "de.ids": "de-1\nde-2\nde-3\n",
+        "en.ids": "en-1\nen-2\nen-3\nen-4\n",
+        "gold": "de-1\ten-2\nde-3\ten-1\n",
+    }
+    for suffix, text in files.items():
+        (tmp_path / f"{stem.name}.{suffix}").write_text(text)
+    spec = SimpleNamespace(gold_fraction=0.5, bucc_seed=0)
+    src, tgt, split = align_eval._bucc_split(tmp_path, "training", "de", spec)
+    assert (src, tgt) == (["Hallo", "Welt", "Haus"], ["house", "hello", "world", "tree"])
+    assert split.src_ids == ["de-1", "de-2", "de-3"] and split.tgt_ids[0] == "en-1"
+    assert split.gold == {("de-1", "en-2"), ("de-3", "en-1")}

@@ -139,13 +139,23 @@ def pair_sets(
 
 
 def _bucc_split(folder: Path, split: str, lang: str, spec: BuccSettings) -> tuple:
-    """(xx sentences, en sentences, the mining split of their ids and gold pairs)."""
+    """(xx sentences, en sentences, the mining split of their ids and gold pairs): normalised
+    BUCC 2018 as published where the split has its ``<split>.<xx>-en.gold`` (full; sides
+    ``.<xx>``, ``.en`` and their ``.ids``), else a corpus split with its gold hidden
+    (`mining.hide_gold`)."""
+    empty = np.zeros((0, 0), dtype=np.float32)  # the scores are the encoder's, not vectors
+    stem = f"{folder}/{split}.{lang}-en"
+    if Path(f"{stem}.gold").exists():
+        src, tgt = (read_lines(Path(f"{stem}.{side}"), BenchmarkError) for side in (lang, "en"))
+        src_ids = mining.read_ids(Path(f"{stem}.{lang}.ids"), len(src))
+        tgt_ids = mining.read_ids(Path(f"{stem}.en.ids"), len(tgt))
+        gold = mining.read_gold(Path(f"{stem}.gold"), src_ids, tgt_ids)
+        return src, tgt, mining.Split(empty, empty, src_ids, tgt_ids, gold)
     both = pair_sentences(folder, split, f"{lang}-en")
     rows = len(both)
     src_rows, tgt_rows = mining.hide_gold(rows, spec.gold_fraction, spec.bucc_seed)
     ids = [str(r) for r in range(rows)]
     gold = {(ids[r], ids[r]) for r in np.intersect1d(src_rows, tgt_rows)}
-    empty = np.zeros((0, 0), dtype=np.float32)  # the scores are the encoder's, not vectors
     split_ids = mining.Split(
         empty, empty, [ids[r] for r in src_rows], [ids[r] for r in tgt_rows], gold
     )
