@@ -18,8 +18,9 @@ This one is a deviation (docs/chapters/onealigner.md), measured by its recall:
    2n/b, …), and the column mean of a target its mean against such a batch of sources: the
    same statistic (f against an arbitrary batch of 256 partners), costing 256 pairs per
    sentence instead of a block per candidate. When a side has at most `eval_batch` sentences
-   the reference batch is that whole side and the scores equal the all-pairs path's exactly
-   (tested); k at least the size of both sides is the all-pairs path itself.
+   the reference batch is that whole side and the scores equal the all-pairs path's (to float
+   rounding with a float32 cache; tested); `align_eval` sends a k of at least the larger
+   side's size, where every pair would be a candidate, to the all-pairs path itself.
 3. **Mining.** Each source proposes its best-scoring candidate target and each target its best
    candidate source; then `mining.select` and the threshold protocol, as over all pairs.
 
