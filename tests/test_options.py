@@ -77,7 +77,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ],
     ("embed", "mlm-pretrain"): [(embed.MlmSettings, ())],
     ("embed", "align-finetune"): [(embed.AlignFinetuneSettings, embed.ALIGN_VERB_SET)],
-    ("embed", "align-evaluate"): [(embed.AlignEvaluateSettings, ()), (embed.BuccSettings, ())],
+    ("embed", "align-evaluate"): [(embed.AlignEvaluateSettings, ()), (embed.AlignBuccSettings, ())],
     ("report", "build"): [(fill.ReportSettings, ())],
     ("report", "summary"): [(fill.ReportSettings, ())],
     ("data", "fetch"): [(download.Policy, download.CALLER_SET)],

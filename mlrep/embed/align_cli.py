@@ -1,6 +1,6 @@
 """``mlrep embed align-finetune`` and ``align-evaluate``: OneAligner (Niu et al. 2022) on any
 Hugging Face encoder. Flags are the params.yaml keys of the section ``--section`` names
-(`AlignFinetuneSettings`, `AlignEvaluateSettings`, `BuccSettings`); a flag left out is read
+(`AlignFinetuneSettings`, `AlignEvaluateSettings`, `AlignBuccSettings`); a flag left out is read
 from ``<section>.<key>`` of ``--params``."""
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         metrics |= align_eval.pair_sets(encoder, args.pairs_folder, args.pairs, settings)
         recorded |= {"pairs_folder": str(args.pairs_folder), "pairs": list(args.pairs)}
     if args.bucc is not None:
-        _, spec = settings_from(args, embed_settings.BuccSettings, (args.section,))
+        _, spec = settings_from(args, embed_settings.AlignBuccSettings, (args.section,))
         found, details = align_eval.bucc(encoder, args.bucc, spec, settings)
         metrics |= found
         atomic_write_text(
@@ -125,5 +125,5 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     ev.add_argument("--run", required=True, help="the run's name in the paper's tables")
     ev.add_argument("--seed", type=int, required=True)
     add_options(ev, embed_settings.AlignEvaluateSettings)
-    add_options(ev, embed_settings.BuccSettings)
+    add_options(ev, embed_settings.AlignBuccSettings)
     ev.set_defaults(func=_evaluate)

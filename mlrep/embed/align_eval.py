@@ -14,6 +14,9 @@ evaluation blocks (`bertscore.evaluation_scores`; α = 0 leaves the scores unnor
   (`mining.select`), the threshold is where F1 peaks on the tune split's gold and F1 is
   reported on the test split at that threshold (``bucc_<xx>``). The paper does not say how it
   chose the threshold; this is XTREME's protocol with the paper's score in place of the margin.
+  With ``bucc_candidates`` k > 0 only the k-NN candidates of mean-pooled vectors are
+  BERT-scored (`bucc_filter`, a deviation for full BUCC), and ``bucc_recall_<xx>`` records the
+  share of gold pairs among them.
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mlrep.embed import bertscore, hf_encoder
+from mlrep.embed import bertscore, bucc_filter, hf_encoder
 from mlrep.embed.align_data import Examples, pair_sentences, parse_pair
-from mlrep.embed.settings import AlignEvaluateSettings, BuccSettings
+from mlrep.embed.settings import AlignBuccSettings, AlignEvaluateSettings, BuccSettings
 from mlrep.embed.train import SUMMARY_FILE
 from mlrep.evaluate import mining
 from mlrep.evaluate.protocols import BenchmarkError, tatoeba_languages
@@ -136,13 +139,23 @@ def pair_sets(
 
 
 def _bucc_split(folder: Path, split: str, lang: str, spec: BuccSettings) -> tuple:
-    """(xx sentences, en sentences, the mining split of their ids and gold pairs)."""
+    """(xx sentences, en sentences, the mining split of their ids and gold pairs): normalised
+    BUCC 2018 as published where the split has its ``<split>.<xx>-en.gold`` (full; sides
+    ``.<xx>``, ``.en`` and their ``.ids``), else a corpus split with its gold hidden
+    (`mining.hide_gold`)."""
+    empty = np.zeros((0, 0), dtype=np.float32)  # the scores are the encoder's, not vectors
+    stem = f"{folder}/{split}.{lang}-en"
+    if Path(f"{stem}.gold").exists():
+        src, tgt = (read_lines(Path(f"{stem}.{side}"), BenchmarkError) for side in (lang, "en"))
+        src_ids = mining.read_ids(Path(f"{stem}.{lang}.ids"), len(src))
+        tgt_ids = mining.read_ids(Path(f"{stem}.en.ids"), len(tgt))
+        gold = mining.read_gold(Path(f"{stem}.gold"), src_ids, tgt_ids)
+        return src, tgt, mining.Split(empty, empty, src_ids, tgt_ids, gold)
     both = pair_sentences(folder, split, f"{lang}-en")
     rows = len(both)
     src_rows, tgt_rows = mining.hide_gold(rows, spec.gold_fraction, spec.bucc_seed)
     ids = [str(r) for r in range(rows)]
     gold = {(ids[r], ids[r]) for r in np.intersect1d(src_rows, tgt_rows)}
-    empty = np.zeros((0, 0), dtype=np.float32)  # the scores are the encoder's, not vectors
     split_ids = mining.Split(
         empty, empty, [ids[r] for r in src_rows], [ids[r] for r in tgt_rows], gold
     )
@@ -160,24 +173,57 @@ def mine(matrix: torch.Tensor) -> mining.Mined:
     )
 
 
+def _mined(
+    encoder: hf_encoder.Encoder,
+    src: list[str],
+    tgt: list[str],
+    ids: mining.Split,
+    k: int,
+    settings: AlignEvaluateSettings,
+) -> tuple[mining.Mined, float]:
+    """One split mined, and the percent of its gold pairs that were scored at all: every pair
+    when `k` is 0 or reaches both sides' sizes (k-NN would return every pair), else the k-NN
+    candidates of `bucc_filter`."""
+    if k == 0 or k >= max(len(src), len(tgt)):
+        return mine(scores(encoder, src, tgt, settings)), 100.0
+    sides = tuple(
+        hf_encoder.batches(
+            encoder, text, settings.layer, settings.max_tokens, settings.encode_batch_size
+        )
+        for text in (src, tgt)
+    )
+    return bucc_filter.mine_prefiltered(
+        sides, ids, k, alpha=settings.alpha, batch=settings.eval_batch, device=encoder.device
+    )
+
+
 def bucc(
     encoder: hf_encoder.Encoder,
     folder: Path,
-    spec: BuccSettings,
+    spec: AlignBuccSettings,
     settings: AlignEvaluateSettings,
 ) -> tuple[dict[str, float], dict]:
-    """``bucc_<xx>`` F1 (test split, threshold from the tune split), their mean ``bucc_avg``
-    and the details (threshold, precision and recall of both splits)."""
-    metrics, details = {}, {}
+    """``bucc_<xx>`` F1 (test split, threshold from the tune split), their mean ``bucc_avg``,
+    the pre-filter's recall of the test split's gold (``bucc_recall_<xx>``: 100 when every pair
+    is scored) and the details (threshold, precision and recall of both splits, the pre-filter
+    recall of each). A split that is both tune and test is mined once."""
+    f1, recalls, details = {}, {}, {}
     for lang in spec.bucc_languages:
-        found = {}
-        for role, split in (("tune", spec.bucc_tune), ("test", spec.bucc_test)):
+        found: dict[str, tuple] = {}
+        for split in dict.fromkeys((spec.bucc_tune, spec.bucc_test)):
             src, tgt, ids = _bucc_split(folder, split, lang, spec)
-            found[role] = (mine(scores(encoder, src, tgt, settings)), ids)
-        threshold, tuned = mining.best_threshold(*found["tune"])
-        tested = mining.apply_threshold(*found["test"], threshold)
-        metrics[f"bucc_{lang}"] = tested["f1"]
-        details[lang] = {"threshold": threshold, "tune": tuned, "test": tested}
-    if metrics:
-        metrics["bucc_avg"] = statistics.fmean(metrics.values())
-    return metrics, details
+            mined, covered = _mined(encoder, src, tgt, ids, spec.bucc_candidates, settings)
+            found[split] = (mined, ids, covered)
+        tune, test = found[spec.bucc_tune], found[spec.bucc_test]
+        threshold, tuned = mining.best_threshold(*tune[:2])
+        tested = mining.apply_threshold(*test[:2], threshold)
+        f1[f"bucc_{lang}"] = tested["f1"]
+        recalls[f"bucc_recall_{lang}"] = test[2]
+        details[lang] = {
+            "threshold": threshold,
+            "tune": tuned | {"candidate_recall": tune[2]},
+            "test": tested | {"candidate_recall": test[2]},
+        }
+    if f1:
+        f1["bucc_avg"] = statistics.fmean(f1.values())
+    return f1 | recalls, details

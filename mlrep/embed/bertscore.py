@@ -145,21 +145,39 @@ def _check(states: torch.Tensor, mask: torch.Tensor, side: str) -> None:
         )
 
 
+def _f_of_dots(dots: torch.Tensor, src_mask: torch.Tensor, tgt_mask: torch.Tensor) -> torch.Tensor:
+    """F from token dot products ``[..., src len, tgt len]``; the masks broadcast against
+    ``[..., src len]`` and ``[..., tgt len]`` (all pairs of a block, or aligned pairs)."""
+    low = torch.finfo(dots.dtype).min
+    # P: each real target token's best real source token; R: the reverse
+    best_src = dots.masked_fill(~src_mask[..., :, None], low).amax(dim=-2)
+    best_tgt = dots.masked_fill(~tgt_mask[..., None, :], low).amax(dim=-1)
+    precision = torch.where(tgt_mask, best_src, 0).sum(-1) / tgt_mask.sum(-1)
+    recall = torch.where(src_mask, best_tgt, 0).sum(-1) / src_mask.sum(-1)
+    return 2 * precision * recall / (precision + recall)
+
+
 def _bertscore_block(
     src: torch.Tensor, src_mask: torch.Tensor, tgt: torch.Tensor, tgt_mask: torch.Tensor
 ) -> torch.Tensor:
     """F of every (source, target) pair of one block, from all token dot products at once."""
     dots = torch.einsum("mid,njd->mnij", src, tgt)  # sources × targets × src len × tgt len
-    low = torch.finfo(dots.dtype).min
-    # P: each real target token's best real source token; R: the reverse
-    best_src = dots.masked_fill(~src_mask[:, None, :, None], low).amax(dim=2)
-    best_tgt = dots.masked_fill(~tgt_mask[None, :, None, :], low).amax(dim=3)
-    precision = torch.where(tgt_mask[None], best_src, 0).sum(-1) / tgt_mask.sum(-1)[None]
-    recall = torch.where(src_mask[:, None], best_tgt, 0).sum(-1) / src_mask.sum(-1)[:, None]
-    return 2 * precision * recall / (precision + recall)
+    return _f_of_dots(dots, src_mask[:, None], tgt_mask[None])
 
 
-def _mean_pool(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def pair_scores(
+    src: torch.Tensor, src_mask: torch.Tensor, tgt: torch.Tensor, tgt_mask: torch.Tensor
+) -> torch.Tensor:
+    """F of aligned pairs (source p with target p) of token vectors taken as they are: the
+    scorer of a candidate list (`mlrep.embed.bucc_filter`), where all pairs would not fit."""
+    src_mask, tgt_mask = src_mask.bool(), tgt_mask.bool()
+    _check(src, src_mask, "source")
+    _check(tgt, tgt_mask, "target")
+    return _f_of_dots(torch.einsum("pid,pjd->pij", src, tgt), src_mask, tgt_mask)
+
+
+def mean_pool(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The mean of each sentence's token vectors over its mask ("Avg. Pooling")."""
     weights = mask.to(states.dtype).unsqueeze(-1)
     return (states * weights).sum(dim=1) / weights.sum(dim=1)
 
@@ -189,7 +207,7 @@ def score_matrix(
     _check(src, src_mask, "source")
     _check(tgt, tgt_mask, "target")
     if similarity == "avg":
-        pooled_src, pooled_tgt = _mean_pool(src, src_mask), _mean_pool(tgt, tgt_mask)
+        pooled_src, pooled_tgt = mean_pool(src, src_mask), mean_pool(tgt, tgt_mask)
         return cosine_matrix(pooled_src, pooled_tgt) if cosine else pooled_src @ pooled_tgt.T
     if cosine:
         src, tgt = F.normalize(src, dim=-1), F.normalize(tgt, dim=-1)

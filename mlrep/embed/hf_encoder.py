@@ -9,7 +9,7 @@ sentence is cut at ``max_tokens`` tokens, special tokens included (the paper's l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,17 +89,27 @@ def load(name: str | Path, device: str) -> Encoder:
 
 
 @torch.no_grad()
+def batches(
+    encoder: Encoder, sentences: Sequence[str], layer: int, max_tokens: int, batch_size: int
+) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """(token states, BERT-score mask) of `batch_size` sentences at a time, on the encoder's
+    device, each batch padded to its own longest sentence: a side too large to hold whole
+    (BUCC at full) is consumed batch by batch."""
+    encoder.model.eval()
+    for start in range(0, len(sentences), batch_size):
+        ids, attention = encoder.tokenize(sentences[start : start + batch_size], max_tokens)
+        yield encoder.states(ids, attention, layer)
+
+
 def encode(
     encoder: Encoder, sentences: Sequence[str], layer: int, max_tokens: int, batch_size: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Token states (sentences × length × width, on the CPU, padded with zeros to the longest
     sentence) and their BERT-score mask, for every sentence, `batch_size` at a time."""
-    encoder.model.eval()
-    parts = []
-    for start in range(0, len(sentences), batch_size):
-        ids, attention = encoder.tokenize(sentences[start : start + batch_size], max_tokens)
-        states, mask = encoder.states(ids, attention, layer)
-        parts.append((states.float().cpu(), mask.cpu()))
+    parts = [
+        (states.float().cpu(), mask.cpu())
+        for states, mask in batches(encoder, sentences, layer, max_tokens, batch_size)
+    ]
     length = max(states.shape[1] for states, _ in parts)
     states = torch.cat([F.pad(s, (0, 0, 0, length - s.shape[1])) for s, _ in parts])
     mask = torch.cat([F.pad(m, (0, length - m.shape[1])) for _, m in parts])

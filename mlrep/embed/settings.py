@@ -11,7 +11,7 @@ import typing
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-from mlrep.cliutil import positive_int
+from mlrep.cliutil import non_negative, positive_int
 from mlrep.embed.baselines import LOADERS
 from mlrep.errors import MlrepError
 
@@ -244,6 +244,21 @@ class BuccSettings:
         metadata={"help": "BUCC on the embedded corpus: segments on both sides (the gold)"}
     )
     bucc_seed: int = field(metadata={"help": "BUCC on the embedded corpus: seed of the hiding"})
+
+
+@dataclass(frozen=True)
+class AlignBuccSettings(BuccSettings):
+    """BUCC as ``align-evaluate`` mines it with token-level BERT-score: params.yaml
+    ``<section>.benchmarks``, plus the size of the candidate pre-filter
+    (`mlrep.embed.bucc_filter`)."""
+
+    bucc_candidates: int = field(
+        metadata={
+            "type": non_negative,
+            "help": "BUCC: k nearest neighbours each way (mean-pooled cosine) BERT-score "
+            "rescores (0: every pair)",
+        }
+    )
 
 
 @dataclass(frozen=True)

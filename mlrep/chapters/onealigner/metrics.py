@@ -14,6 +14,8 @@ PATTERNS: tuple[str, ...] = (
     # BUCC-style mining F1 per language and its mean (Table 8)
     "bucc_{lang}",
     "bucc_avg",
+    # the share of BUCC gold pairs among the pre-filter's candidates (100: every pair scored)
+    "bucc_recall_{lang}",
     # the examples a fine-tuning's pairs offered before the budget (Figure 1's x)
     "train_pairs",
     # Figure 2's per-language points (CC-100 size of X, New-Tatoeba mean over the pairs with
