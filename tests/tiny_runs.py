@@ -132,7 +132,13 @@ CHAPTER_TRIMS: dict[str, dict[str, Any]] = {
         "onealigner.top_ks": [2],
         "onealigner.evaluate.tatoeba_pairs": 20,
         "onealigner.evaluate.tatoeba_languages": ["deu", "jpn"],
-        "onealigner.new_tatoeba_pairs": ["en-de", "de-fr"],
+        # New-Tatoeba: the corpus's 6 richest pairs (en-de/es/fr/pt, es-fr, fr-pt) of 20
+        "onealigner.new_tatoeba_set": {
+            "splits": ["valid", "test"],
+            "min_examples": 1480,
+            "sample": 20,
+            "seed": 1,
+        },
         "onealigner.benchmarks.bucc_languages": ["de"],
     },
 }
