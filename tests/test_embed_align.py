@@ -294,6 +294,9 @@ def test_the_cli_fine_tunes_and_evaluates(encoder_folder, tmp_path):
     assert set(normed) == set(raw) == names | floors | {"train_pairs"}
     assert normed["floor_tatoeba_de"] == pytest.approx(100 / 24)
     assert normed["floor_new_tatoeba_en-de"] == normed["floor_new_tatoeba_de-ja"] == 100 / 30
+    english = (normed["new_tatoeba_en-de"] + normed["new_tatoeba_en-ja"]) / 2
+    assert normed["new_tatoeba_eng"] == pytest.approx(english)
+    assert normed["new_tatoeba_not_eng"] == normed["new_tatoeba_de-ja"]
     assert normed.pop("train_pairs") == summary["pool"] == raw.pop("train_pairs")
     assert all(0 <= v <= 100 for v in [*normed.values(), *raw.values()])
     encoder = hf_encoder.load(out, "cpu")
