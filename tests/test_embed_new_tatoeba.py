@@ -117,6 +117,20 @@ def test_the_sample_depends_on_the_seed_and_the_pair_only(corpus, tmp_path):
     assert first["pairs"]["en-fr"]["indices"] != first["pairs"]["de-fr"]["indices"]
 
 
+def test_a_same_language_pair_is_no_candidate(tmp_path):
+    """The Challenge's layout (own files per pair, no segment ids) ships paraphrase sets such
+    as ita-ita beside the translation pairs."""
+    folder = tmp_path / "challenge"
+    folder.mkdir()
+    for split in ("dev", "test"):
+        for name in ("deu-eng.deu", "deu-eng.eng", "ita-ita.ita"):
+            lines = "".join(f"{split} {name} {i}\n" for i in range(20))
+            (folder / f"{split}.{name}").write_text(lines)
+    challenge = settings(splits=("dev", "test"), languages=("deu", "eng", "ita"))
+    index = new_tatoeba.build(folder, tmp_path / "out", challenge)
+    assert index["pairs"]["deu-eng"]["examples"] == 40 and not index["left_out"]
+
+
 def test_a_missing_split_is_named_with_its_folder(corpus, tmp_path):
     with pytest.raises(new_tatoeba.NewTatoebaError, match=r"corpus/dev\.<a>-<b>\.<a>.*'dev'"):
         new_tatoeba.build(corpus, tmp_path / "out", settings(splits=("dev", "test")))

@@ -78,6 +78,8 @@ def _scan(folder: Path, split: str) -> tuple[dict[frozenset[str], str], set[str]
         if match is None or match["split"] != split:
             continue
         a, b, side = match["a"], match["b"], match["side"]
+        if a == b:  # the Challenge's ita-ita, ara-ara: paraphrases, no translation pair
+            continue
         if side in (a, b):
             direct.setdefault(frozenset((a, b)), f"{a}-{b}")
         elif side == IDS_SUFFIX:
