@@ -106,7 +106,7 @@ def _new_tatoeba(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    """Add both verbs to ``mlrep embed``'s subcommands."""
+    """Add the three verbs to ``mlrep embed``'s subcommands."""
     base = argparse.ArgumentParser(add_help=False, parents=[common])
     base.add_argument("--section", required=True, help="the params.yaml section of the run")
     base.add_argument("--threads", type=positive_int, default=1, help="CPU threads")
@@ -128,7 +128,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     fin.set_defaults(func=_finetune)
 
     ev = sub.add_parser(
-        "align-evaluate", parents=[base], help="metrics.json: Tatoeba, pair sets, BUCC"
+        "align-evaluate", parents=[base], help="metrics.json: Tatoeba, New-Tatoeba, BUCC"
     )
     ev.add_argument("--tatoeba", type=Path, help="normalised Tatoeba folder (test.<xx>-eng.*)")
     ev.add_argument("--new-tatoeba", type=Path, help="folder `new-tatoeba` built (every pair)")
