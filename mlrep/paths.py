@@ -122,6 +122,11 @@ class Paths:
         base = self.results / chapter / dataset if dataset else self.results / chapter
         return base / run / f"seed{seed}"
 
+    def run_group(self, chapter: str, group: str) -> Path:
+        """The folder of a chapter's runs ``<group>/<name>``, ``results/<chapter>/<group>/``,
+        for a step that writes them all at once (OneAligner's Figure 2 languages)."""
+        return self.results / chapter / group
+
     def model(self, chapter: str, run: str, seed: int | str, dataset: str = "") -> Path:
         """Where a run's trainer writes: the final model, ``train.json``, its checkpoints
         (resumed after preemption) and training curve."""

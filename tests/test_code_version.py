@@ -273,6 +273,7 @@ def comments_only(text: str) -> str:
                 *CH3_EVALUATIONS,
                 "onealigner_evaluate",
                 "onealigner_evaluate_unsupervised",
+                "onealigner_language_points",  # Figure 2's points are metrics.json files
             },
         ),
     ],

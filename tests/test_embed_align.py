@@ -263,29 +263,41 @@ def test_the_cli_fine_tunes_and_evaluates(encoder_folder, tmp_path):
     assert summary["pool"] == summary["sampled"] == summary["kept_after_filter"] == 30 + 20
     assert summary["removed_as_overlap"] == 1 and summary["trained_on"] == 49
 
+    # the New-Tatoeba set of both held-out splits: en-de and en-ja merge 60 examples, de-ja
+    # (joined on segment ids) 40; each is sampled to 30
+    new_set = tmp_path / "new_tatoeba"
+    build = ["embed", "new-tatoeba", "--section", "onealigner.new_tatoeba_set", "--scale", "tiny"]
+    build += ["--corpus", str(corpus), "--out", str(new_set), "--splits", "valid", "test"]
+    build += ["--min-examples", "40", "--sample", "30", "--seed", "1", "--languages", "en", "de"]
+    build += ["ja"]
+    assert cli.main(build) == 0
+
     def evaluate(alpha: str, name: str) -> dict:
         metrics = tmp_path / name / "metrics.json"
         args = ["embed", "align-evaluate", "--section", "onealigner", "--scale", "tiny"]
         args += ["--encoder", str(out), "--out", str(metrics), "--run", "oa", "--seed", "1"]
         args += ["--layer", "1", "--alpha", alpha, "--tatoeba", str(tatoeba), "--max-tokens", "100"]
-        args += ["--pairs-folder", str(corpus), "--pairs", "de-en", "de-ja"]
+        args += ["--new-tatoeba", str(new_set)]
         args += ["--bucc", str(corpus), "--bucc-languages", "de", "ja", "--bucc-tune", "valid"]
         args += ["--bucc-test", "test", "--gold-fraction", "0.3", "--bucc-seed", "0"]
         args += ["--bucc-candidates", "4"]  # of 26 sentences a side: the pre-filter runs
         args += ["--similarity", "bertscore", "--eval-batch", "16", "--encode-batch-size", "8"]
-        args += ["--tatoeba-pairs", "0", "--pairs-split", "test"]
+        args += ["--tatoeba-pairs", "0"]
         assert cli.main(args) == 0
         return json.loads(metrics.read_text())["metrics"]
 
     normed, raw = evaluate("0.75", "norm"), evaluate("0", "raw")
-    names = {"tatoeba_de", "tatoeba_ja", "tatoeba_avg", "new_tatoeba_de-en", "new_tatoeba_de-ja"}
-    names |= {"new_tatoeba_eng", "new_tatoeba_not_eng"}
-    # every P@1 with its chance floor (1/candidates: 24 Tatoeba pairs, 30 test de-en pairs)
+    names = {"tatoeba_de", "tatoeba_ja", "tatoeba_avg", "new_tatoeba_de-ja"}
+    names |= {"new_tatoeba_en-de", "new_tatoeba_en-ja", "new_tatoeba_eng", "new_tatoeba_not_eng"}
+    # every P@1 with its chance floor (1/candidates: 24 Tatoeba pairs, 30 sampled de-en pairs)
     floors = {f"floor_{name}" for name in names}
     names |= {"bucc_de", "bucc_ja", "bucc_avg", "bucc_recall_de", "bucc_recall_ja"}
     assert set(normed) == set(raw) == names | floors | {"train_pairs"}
     assert normed["floor_tatoeba_de"] == pytest.approx(100 / 24)
-    assert normed["floor_new_tatoeba_de-en"] == pytest.approx(100 / 30)
+    assert normed["floor_new_tatoeba_en-de"] == normed["floor_new_tatoeba_de-ja"] == 100 / 30
+    english = (normed["new_tatoeba_en-de"] + normed["new_tatoeba_en-ja"]) / 2
+    assert normed["new_tatoeba_eng"] == pytest.approx(english)
+    assert normed["new_tatoeba_not_eng"] == normed["new_tatoeba_de-ja"]
     assert normed.pop("train_pairs") == summary["pool"] == raw.pop("train_pairs")
     assert all(0 <= v <= 100 for v in [*normed.values(), *raw.values()])
     encoder = hf_encoder.load(out, "cpu")

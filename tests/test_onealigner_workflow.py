@@ -1,7 +1,8 @@
 """OneAligner through Snakemake: a trimmed tiny run end to end (leak-free text, three stand-in
 encoders MLM-pretrained, the twelve unsupervised scorers, the fine-tunings of the trimmed lists
-scored on Tatoeba-36 and, for the Top1 models, New-Tatoeba pairs and BUCC → metrics.json → the
-paper's tables), and the plans: tiny on CPU, full with the paper's 105 fine-tunings on GPUs."""
+scored on Tatoeba-36 and, for the Top1 models, the New-Tatoeba set cut from the corpus and BUCC
+→ metrics.json → the paper's tables and Figure 2's per-language points), and the plans: tiny on
+CPU, full with the paper's 105 fine-tunings on GPUs."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ RULES = [
     "onealigner_evaluate_unsupervised",
     "onealigner_finetune",
     "onealigner_evaluate",
+    "onealigner_new_tatoeba",
+    "onealigner_language_points",
     "report",
     "onealigner",
 ]
@@ -50,6 +53,23 @@ def test_trimmed_onealigner_run_fills_metrics(tiny_project, onealigner_run):
     assert {"tatoeba_avg", "bucc_de"} <= set(metrics(onealigner_run / "ne-fr-es/seed1"))
     assert "bucc_avg" not in metrics(onealigner_run / "top2/seed1")  # Tatoeba-36 only
     assert not (onealigner_run / "top1").exists()  # en-es, not trained twice
+    # New-Tatoeba (trim: pairs of 1,480 merged examples, 20 drawn): every built pair scored
+    built = json.loads((onealigner_run / "data/new_tatoeba/new_tatoeba.json").read_text())
+    pairs = ["en-de", "en-es", "en-fr", "es-fr"]  # of the trim's 6 languages
+    assert list(built["pairs"]) == pairs
+    assert all(len(entry["indices"]) == 20 for entry in built["pairs"].values())
+    scored = {name.removeprefix("new_tatoeba_") for name in top1 if name.count("-") == 1}
+    assert scored >= set(pairs) and top1["floor_new_tatoeba_es-fr"] == 100 / 20
+    english = [top1[f"new_tatoeba_{p}"] for p in pairs if p.startswith("en-")]
+    assert top1["new_tatoeba_eng"] == pytest.approx(sum(english) / len(english))
+    # Figure 2: a point per language of those pairs, x its pretraining text in GiB
+    fr = metrics(onealigner_run / "top1-eng/fr/seed1")
+    expected = [top1[f"new_tatoeba_{p}"] for p in pairs if "fr" in p.split("-")]
+    assert fr["new_tatoeba_acc"] == pytest.approx(sum(expected) / len(expected))
+    text = onealigner_run / "data/monolingual/fr.txt"
+    assert fr["cc100_gb"] == text.stat().st_size / 2**30
+    points = {p.parent.parent.name for p in onealigner_run.glob("top1-eng/*/seed1/metrics.json")}
+    assert points == {"de", "en", "es", "fr"}
 
 
 def test_tiny_scale_plans_every_step_as_a_cpu_job(tmp_path):
@@ -82,6 +102,15 @@ def test_tiny_scale_plans_every_step_as_a_cpu_job(tmp_path):
         if j.values("wildcards")["run"] == "unsup-mbert-avg-raw"
     ]
     assert "--alpha 0.0 " in unsup.text and "--similarity avg" in unsup.text
+    (build,) = planned["onealigner_new_tatoeba"]
+    assert (
+        "--corpus results/data/tiny_corpus " in build.text and "--splits valid test " in build.text
+    )
+    assert "--min-examples 1000 --sample 50 --seed 1 --languages en af " in build.text
+    assert "--new-tatoeba results/onealigner/data/new_tatoeba " in evaluations["en-es"].text
+    (points,) = planned["onealigner_language_points"]
+    assert "--metrics results/onealigner/en-es/seed1/metrics.json " in points.text
+    assert "--text results/onealigner/data/monolingual " in points.text
 
 
 def test_full_scale_plans_the_papers_fine_tunings_on_gpus(tmp_path):
@@ -103,3 +132,9 @@ def test_full_scale_plans_the_papers_fine_tunings_on_gpus(tmp_path):
     assert "--exclude results/data/xtreme_tatoeba36 results/data/bucc_bucc2018 " in (
         tuned["en-es"].text
     )
+    (build,) = planned["onealigner_new_tatoeba"]
+    assert "--corpus results/data/manual_tatoeba_challenge_v20210807 " in build.text
+    assert "--splits dev test --min-examples 1000 --sample 1000 " in build.text
+    assert "--languages eng vie rus " in build.text
+    (points,) = planned["onealigner_language_points"]
+    assert "--cc100-gb eng=300.8 " in points.text and "--text" not in points.text

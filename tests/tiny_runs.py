@@ -132,7 +132,14 @@ CHAPTER_TRIMS: dict[str, dict[str, Any]] = {
         "onealigner.top_ks": [2],
         "onealigner.evaluate.tatoeba_pairs": 20,
         "onealigner.evaluate.tatoeba_languages": ["deu", "jpn"],
-        "onealigner.new_tatoeba_pairs": ["en-de", "de-fr"],
+        # New-Tatoeba of the 6 languages: its 4 pairs of 1,480 examples (en-de/es/fr, es-fr),
+        # 20 drawn each
+        "onealigner.new_tatoeba_set": {
+            "splits": ["valid", "test"],
+            "min_examples": 1480,
+            "sample": 20,
+            "seed": 1,
+        },
         "onealigner.benchmarks.bucc_languages": ["de"],
     },
 }

@@ -1,7 +1,8 @@
 """``mlrep embed align-finetune`` and ``align-evaluate``: OneAligner (Niu et al. 2022) on any
-Hugging Face encoder. Flags are the params.yaml keys of the section ``--section`` names
-(`AlignFinetuneSettings`, `AlignEvaluateSettings`, `AlignBuccSettings`); a flag left out is read
-from ``<section>.<key>`` of ``--params``."""
+Hugging Face encoder, and ``new-tatoeba``, which cuts its New-Tatoeba evaluation set. Flags are
+the params.yaml keys of the section ``--section`` names (`AlignFinetuneSettings`,
+`AlignEvaluateSettings`, `AlignBuccSettings`, `NewTatoebaSettings`); a flag left out is read from
+``<section>.<key>`` of ``--params``."""
 
 from __future__ import annotations
 
@@ -75,9 +76,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.tatoeba is not None:
         metrics |= align_eval.tatoeba(encoder, args.tatoeba, settings)
         recorded["tatoeba"] = str(args.tatoeba)
-    if args.pairs_folder is not None:
-        metrics |= align_eval.pair_sets(encoder, args.pairs_folder, args.pairs, settings)
-        recorded |= {"pairs_folder": str(args.pairs_folder), "pairs": list(args.pairs)}
+    if args.new_tatoeba is not None:
+        metrics |= align_eval.pair_sets(encoder, args.new_tatoeba, settings)
+        recorded["new_tatoeba"] = str(args.new_tatoeba)
     if args.bucc is not None:
         _, spec = settings_from(args, embed_settings.AlignBuccSettings, (args.section,))
         found, details = align_eval.bucc(encoder, args.bucc, spec, settings)
@@ -92,8 +93,20 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _new_tatoeba(args: argparse.Namespace) -> int:
+    from mlrep.embed import new_tatoeba
+
+    scale, settings = settings_from(args, embed_settings.NewTatoebaSettings, (args.section,))
+    index = new_tatoeba.build(args.corpus, args.out, settings)
+    recorded = {**asdict(settings), "corpus": str(args.corpus)}
+    record(args.out, "embed new-tatoeba", {"scale": scale, args.section: recorded})
+    summary = {k: index[k] for k in ("english_pairs", "other_pairs")}
+    print(json.dumps({**summary, "left_out": len(index["left_out"])}))
+    return 0
+
+
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    """Add both verbs to ``mlrep embed``'s subcommands."""
+    """Add the three verbs to ``mlrep embed``'s subcommands."""
     base = argparse.ArgumentParser(add_help=False, parents=[common])
     base.add_argument("--section", required=True, help="the params.yaml section of the run")
     base.add_argument("--threads", type=positive_int, default=1, help="CPU threads")
@@ -115,11 +128,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     fin.set_defaults(func=_finetune)
 
     ev = sub.add_parser(
-        "align-evaluate", parents=[base], help="metrics.json: Tatoeba, pair sets, BUCC"
+        "align-evaluate", parents=[base], help="metrics.json: Tatoeba, New-Tatoeba, BUCC"
     )
     ev.add_argument("--tatoeba", type=Path, help="normalised Tatoeba folder (test.<xx>-eng.*)")
-    ev.add_argument("--pairs-folder", type=Path, help="corpus folder of New-Tatoeba-style pairs")
-    ev.add_argument("--pairs", nargs="+", default=[], help="pairs a-b of --pairs-folder scored")
+    ev.add_argument("--new-tatoeba", type=Path, help="folder `new-tatoeba` built (every pair)")
     ev.add_argument("--bucc", type=Path, help="embedded corpus mined BUCC-style")
     ev.add_argument("--out", type=Path, required=True, help="metrics.json to write")
     ev.add_argument("--run", required=True, help="the run's name in the paper's tables")
@@ -127,3 +139,12 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     add_options(ev, embed_settings.AlignEvaluateSettings)
     add_options(ev, embed_settings.AlignBuccSettings)
     ev.set_defaults(func=_evaluate)
+
+    new = sub.add_parser(
+        "new-tatoeba", parents=[common], help="cut the New-Tatoeba set: merged splits, sampled"
+    )
+    new.add_argument("--section", required=True, help="the params.yaml section of its settings")
+    new.add_argument("--corpus", type=Path, required=True, help="corpus folder (<split>.<a>-<b>.*)")
+    new.add_argument("--out", type=Path, required=True, help="the evaluation set's folder")
+    add_options(new, embed_settings.NewTatoebaSettings)
+    new.set_defaults(func=_new_tatoeba)

@@ -60,7 +60,7 @@ def _aligned(first: Path, second: Path) -> tuple[list[str], list[str]]:
     return a, b
 
 
-def _by_segment(folder: Path, split: str, lang: str) -> dict[str, str]:
+def by_segment(folder: Path, split: str, lang: str) -> dict[str, str]:
     """Segment id -> sentence of `lang`, from every file of `split` that holds `lang`."""
     found: dict[str, str] = {}
     for side in sorted(folder.glob(f"{split}.*-*.{lang}")):
@@ -85,7 +85,7 @@ def pair_sentences(folder: Path, split: str, pair: str) -> Examples:
         if Path(f"{stem}.{x}").exists():
             first, second = _aligned(Path(f"{stem}.{x}"), Path(f"{stem}.{y}"))
             return Examples(second, first) if flip else Examples(first, second)
-    left, right = _by_segment(folder, split, a), _by_segment(folder, split, b)
+    left, right = by_segment(folder, split, a), by_segment(folder, split, b)
     shared = sorted(left.keys() & right.keys())
     if not shared:
         raise AlignDataError(

@@ -4,10 +4,10 @@ evaluation blocks (`bertscore.evaluation_scores`; α = 0 leaves the scores unnor
 
 - Tatoeba: P@1 xx→en for every language of a normalised Tatoeba folder (``test.<xx>-eng.*``),
   ``tatoeba_<xx>``, and their unweighted mean ``tatoeba_avg`` (the paper's "Avg. Acc.").
-- New-Tatoeba-style pair sets: P@1 a→b for each pair a-b of a corpus folder
-  (`align_data.pair_sentences`: the pair's own files or a join on segment ids),
-  ``new_tatoeba_<a>-<b>``, and the means over the pairs with English (``new_tatoeba_eng``)
-  and over the others (``new_tatoeba_not_eng``).
+- New-Tatoeba: P@1 a→b for every pair of a folder `mlrep.embed.new_tatoeba` built (the
+  pairs its index kept, each with its sampled examples), ``new_tatoeba_<a>-<b>``, and the
+  means over the pairs with English (``new_tatoeba_eng``) and over the others
+  (``new_tatoeba_not_eng``).
 - BUCC on the embedded corpus: the comparable split of `mining.hide_gold`, mined with the
   normalised BERT-score matrix instead of margin-scored vectors: every source proposes its
   best target and every target its best source, the proposals are kept greedily one-to-one
@@ -29,16 +29,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mlrep.embed import bertscore, bucc_filter, hf_encoder
-from mlrep.embed.align_data import Examples, pair_sentences, parse_pair
+from mlrep.embed import bertscore, bucc_filter, hf_encoder, new_tatoeba
+from mlrep.embed.align_data import Examples, pair_sentences
 from mlrep.embed.settings import AlignBuccSettings, AlignEvaluateSettings, BuccSettings
 from mlrep.embed.train import SUMMARY_FILE
 from mlrep.evaluate import mining
 from mlrep.evaluate.protocols import BenchmarkError, tatoeba_languages
 from mlrep.io import read_lines
 from mlrep.report.metrics import Scores
-
-ENGLISH = ("en", "eng")
 
 
 def scores(
@@ -116,22 +114,16 @@ def _chance(pairs: Examples) -> float:
 
 
 def pair_sets(
-    encoder: hf_encoder.Encoder,
-    folder: Path,
-    pairs: Sequence[str],
-    settings: AlignEvaluateSettings,
+    encoder: hf_encoder.Encoder, folder: Path, settings: AlignEvaluateSettings
 ) -> dict[str, float]:
-    """``new_tatoeba_<a>-<b>`` per pair and the English / non-English means (a mean over no
-    pair is not written)."""
+    """``new_tatoeba_<a>-<b>`` for every pair of a built New-Tatoeba folder (all its sampled
+    examples) and the English / non-English means (a mean over no pair is not written)."""
     found, groups = Scores(), {"eng": [], "not_eng": []}
-    for pair in pairs:
-        a, b = parse_pair(pair)
-        sentences = pair_sentences(folder, settings.pairs_split, pair)
-        limit = settings.tatoeba_pairs or None
-        chosen = Examples(sentences.src[:limit], sentences.tgt[:limit])
-        name = f"new_tatoeba_{a}-{b}"
+    for pair in new_tatoeba.pairs(folder):
+        chosen = pair_sentences(folder, new_tatoeba.SPLIT, pair)
+        name = f"new_tatoeba_{pair}"
         found.add(name, retrieval(encoder, chosen, settings), _chance(chosen))
-        groups["eng" if {a, b} & set(ENGLISH) else "not_eng"].append(name)
+        groups["eng" if new_tatoeba.english(pair) else "not_eng"].append(name)
     for group, names in groups.items():
         if names:
             found.mean(f"new_tatoeba_{group}", names)

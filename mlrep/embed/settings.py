@@ -387,4 +387,33 @@ class AlignEvaluateSettings(AlignSettings):
     tatoeba_languages: tuple[str, ...] = _paper(
         (), "Tatoeba codes scored (none: every language of the folder)", nargs="*"
     )
-    pairs_split: str = _paper("test", "the split of --pairs-folder scored")
+
+
+@dataclass(frozen=True)
+class NewTatoebaSettings:
+    """``mlrep embed new-tatoeba``: how the New-Tatoeba evaluation set is cut from a corpus
+    folder's held-out splits (params.yaml ``<section>.new_tatoeba_set``, and `languages`,
+    which the rule computes: CC-100's languages, or the stand-in encoders' text languages)."""
+
+    splits: tuple[str, ...] = field(
+        default=("dev", "test"), metadata={"help": "held-out splits merged per pair"}
+    )
+    min_examples: int = field(
+        default=1000, metadata=_positive("pairs with fewer merged examples are left out")
+    )
+    sample: int = field(default=1000, metadata=_positive("examples sampled per kept pair"))
+    seed: int = field(default=1, metadata={"help": "seed of the per-pair samples"})
+    languages: tuple[str, ...] = field(
+        default=(), metadata={"help": "languages allowed on both sides of a pair"}
+    )
+
+    def __post_init__(self) -> None:
+        if not self.splits:
+            raise EmsConfigError("new-tatoeba needs at least one split to merge (splits)")
+        if self.sample > self.min_examples:
+            raise EmsConfigError(
+                f"sample {self.sample} exceeds min_examples {self.min_examples}: a kept pair "
+                "could have fewer examples than the sample; raise min_examples"
+            )
+        if not self.languages:
+            raise EmsConfigError("new-tatoeba needs the allowed languages (languages)")

@@ -4,14 +4,16 @@ non-English pair or the top-k pairs (Tables 3-9, Figure 1).
 
 `snakemake onealigner` scores the twelve unsupervised runs, fine-tunes every run of the
 section's lists per seed (resuming after preemption), scores each on Tatoeba-36 (the Top1
-models also on New-Tatoeba pairs and BUCC) and rebuilds the report. At tiny the pretrained
-encoders are stand-ins MLM-pretrained here on the corpus's leak-free text; at full they are
-hub ids. Run names and their settings are `mlrep/chapters/onealigner/runs.py`'s.
+models also on the New-Tatoeba set cut here, and BUCC), writes Figure 2's per-language points
+and rebuilds the report. At tiny the pretrained encoders are stand-ins MLM-pretrained here on
+the corpus's leak-free text; at full they are hub ids. Run names and their settings are
+`mlrep/chapters/onealigner/runs.py`'s.
 """
 
 import os
 import re
 
+from mlrep.chapters.onealigner import languages as aligner_languages
 from mlrep.chapters.onealigner import runs as aligner_runs
 
 ALIGNER = CFG["onealigner"]
@@ -26,7 +28,8 @@ ALIGNER_UNSUP = str(PATHS.run(ALIGNER_CHAPTER, "{run}", aligner_runs.UNTRAINED_S
 ALIGNER_TUNED = aligner_runs.fine_tuned(ALIGNER)
 ALIGNER_FULL_PROTOCOL = aligner_runs.full_protocol(ALIGNER)
 ALIGNER_TATOEBA = str(PATHS.benchmark(ALIGNER["tatoeba"]))
-ALIGNER_NEW_TATOEBA = str(PATHS.dataset(ALIGNER["new_tatoeba"]))
+ALIGNER_NEW_TATOEBA = str(PATHS.chapter_data(ALIGNER_CHAPTER, "new_tatoeba"))
+ALIGNER_LANGUAGES = str(PATHS.run_group(ALIGNER_CHAPTER, aligner_languages.RUN))
 ALIGNER_BUCC = str(PATHS.dataset(ALIGNER["bucc"]))
 # what fine-tuning keeps out: the test sets' sentences (a test set cut from a training
 # corpus's own held-out splits, the tiny BUCC, is disjoint from its train split already)
@@ -46,7 +49,7 @@ CHAPTER_DATA[ALIGNER_CHAPTER] = list(
             str(PATHS.dataset(ALIGNER["en_data"])),
             str(PATHS.dataset(ALIGNER["ne_data"])),
             ALIGNER_TATOEBA,
-            ALIGNER_NEW_TATOEBA,
+            str(PATHS.dataset(ALIGNER["new_tatoeba"])),
             ALIGNER_BUCC,
             str(PATHS.dataset(ALIGNER["monolingual"]["corpus"])),
         ]
@@ -62,7 +65,7 @@ CHAPTER_TARGETS[ALIGNER_CHAPTER] = [
             for run in ALIGNER_TUNED
         ),
     ]
-]
+] + [ALIGNER_LANGUAGES]
 
 
 localrules:
@@ -226,3 +229,60 @@ rule onealigner_evaluate:
         "--tatoeba {input.tatoeba} {params.protocols} --out {output} --run {wildcards.run} "
         "--seed {wildcards.seed} --threads {threads} --scale {params.scale} {params.flags} "
         "> {log} 2>&1"
+
+
+rule onealigner_new_tatoeba:
+    """The New-Tatoeba set: every pair of two CC-100 languages with its held-out splits
+    merged, the pairs of enough examples kept and sampled with a recorded seed."""
+    input:
+        str(PATHS.dataset(ALIGNER["new_tatoeba"])),
+    output:
+        directory(ALIGNER_NEW_TATOEBA),
+    log:
+        log_path(ALIGNER_CHAPTER, "new_tatoeba"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("default")
+    resources:
+        **job_resources("default"),
+    params:
+        code=code_version("embed new-tatoeba"),
+        flags=flags_from(aligner_runs.new_tatoeba_values(ALIGNER)),
+        section=f"{ALIGNER_CHAPTER}.new_tatoeba_set",
+        scale=CFG["scale"],
+    shell:
+        "mlrep embed new-tatoeba --section {params.section} --corpus {input} --out {output} "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule onealigner_language_points:
+    """Figure 2's points: per language, its CC-100 size (tiny: its pretraining text) and Top1
+    (Eng)'s New-Tatoeba mean over the pairs involving it, as runs top1-eng/<X> per seed.
+    """
+    input:
+        metrics=[
+            os.path.join(
+                ALIGNER_RUN.format(
+                    run=aligner_runs.aliases(ALIGNER)[aligner_languages.RUN], seed=seed
+                ),
+                "metrics.json",
+            )
+            for seed in ALIGNER["seeds"]
+        ],
+        text=[] if ALIGNER["cc100_gb"] else [ALIGNER_MONO],
+    output:
+        directory(ALIGNER_LANGUAGES),
+    log:
+        log_path(ALIGNER_CHAPTER, "language_points"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+    params:
+        code=code_version("onealigner language-points"),
+        sizes=aligner_runs.size_flags(ALIGNER, ALIGNER_MONO),
+        scale=CFG["scale"],
+    shell:
+        "mlrep onealigner language-points --metrics {input.metrics} {params.sizes} "
+        "--out {output} --scale {params.scale} > {log} 2>&1"

@@ -226,10 +226,29 @@ def encoder_input(section: Mapping[str, Any], name: str, stand_in: str) -> list[
 
 
 def protocol_flags(section: Mapping[str, Any], run: str, new_tatoeba: str, bucc: str) -> str:
-    """The New-Tatoeba pairs and BUCC options of the Top1 models (Tables 6 and 8); none for
+    """The New-Tatoeba set and BUCC options of the Top1 models (Tables 6 and 8); none for
     another run, which its tables score on Tatoeba-36 alone."""
     if run not in full_protocol(section):
         return ""
-    pairs = flags_from({"pairs": section["new_tatoeba_pairs"]})
     mining = flags_from(section["benchmarks"])
-    return f"--pairs-folder {new_tatoeba} {pairs} --bucc {bucc} {mining}"
+    return f"--new-tatoeba {new_tatoeba} --bucc {bucc} {mining}"
+
+
+def cc100_languages(section: Mapping[str, Any]) -> list[str]:
+    """The languages allowed on both sides of a New-Tatoeba pair: CC-100's (``cc100_gb``) or,
+    where the scale measures its sizes instead (tiny), the stand-ins' pretraining languages."""
+    return list(section["cc100_gb"]) or list(section["monolingual"]["languages"])
+
+
+def new_tatoeba_values(section: Mapping[str, Any]) -> dict[str, Any]:
+    """The `mlrep embed new-tatoeba` settings: ``new_tatoeba_set`` and the allowed languages."""
+    return {**section["new_tatoeba_set"], "languages": cc100_languages(section)}
+
+
+def size_flags(section: Mapping[str, Any], text: str) -> str:
+    """Figure 2's sizes for `mlrep onealigner language-points`: the published ``cc100_gb``,
+    or the pretraining text folder `text` measured where the scale has none."""
+    sizes = section["cc100_gb"]
+    if not sizes:
+        return f"--text {text}"
+    return flags_from({"cc100_gb": [f"{lang}={gb}" for lang, gb in sizes.items()]})
