@@ -100,7 +100,7 @@ def test_full_scale_plans_the_forty_trainings_on_gpus(tmp_path):
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     counts = dict(re.findall(r"^(ch3_\w+)\s+(\d+)$", result.stdout, re.MULTILINE))
     assert counts["ch3_distill"] == "33" and counts["ch3_reduce"] == "1"
-    assert counts["ch3_evaluate"] == "33" and counts["ch3_evaluate_reduced"] == "7"
+    assert counts["ch3_evaluate"] == "33" and counts["ch3_evaluate_reduced"] == "1"
     planned = planned_jobs(result.stdout)
     (reduce,) = planned["ch3_reduce"]
     assert "--dims 512 384 256 192 128 64 32 " in reduce.text  # 7 widths: 33 + 7 = 40

@@ -12,6 +12,7 @@ import torch
 from mlrep.embed import bertscore
 from mlrep.embed.bertscore import ScorerError
 from mlrep.embed.objectives import global_negatives
+from mlrep.train import distributed
 from tests.learning import assert_improves, assert_loss_falls
 
 torch.set_num_threads(1)
@@ -221,7 +222,7 @@ def test_gather_hook_widens_the_negatives() -> None:
     assert len(gathered) == 4 and scores.shape == (6, 6)
     both = [torch.cat([a, b]) for a, b in zip(local, other, strict=True)]
     assert torch.allclose(scores, bertscore.training_scores(*both, *both))
-    assert bertscore.gather_processes(src_states) is src_states  # no process group: a no-op
+    assert distributed.gather_processes(src_states) is src_states  # no process group: a no-op
 
 
 def _two_process_data():
@@ -248,7 +249,7 @@ def _two_process_worker(rank: int, store: str, out: str) -> None:
     )
     rows = slice(2 * rank, 2 * rank + 2)
     own = [x[rows] for x in _two_process_data()]
-    loss, grad = _loss_and_gradient(*own, bertscore.gather_processes)
+    loss, grad = _loss_and_gradient(*own, distributed.gather_processes)
     torch.distributed.all_reduce(grad)  # what DDP does to a parameter's gradient
     torch.save((loss, grad / 2), f"{out}.{rank}")
     torch.distributed.destroy_process_group()
@@ -258,7 +259,7 @@ def test_gather_processes_gives_the_global_loss_and_gradient(tmp_path) -> None:
     """Two processes of two pairs each train as one process with the batch of four."""
     out = str(tmp_path / "result")
     torch.multiprocessing.spawn(_two_process_worker, args=(str(tmp_path / "store"), out), nprocs=2)
-    want_loss, want_grad = _loss_and_gradient(*_two_process_data(), bertscore.no_gather)
+    want_loss, want_grad = _loss_and_gradient(*_two_process_data(), distributed.no_gather)
     for rank in range(2):
         loss, grad = torch.load(f"{out}.{rank}")
         assert loss.item() == pytest.approx(want_loss.item(), rel=1e-6)

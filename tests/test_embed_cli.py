@@ -4,6 +4,7 @@ that a cache which does not fit its sentences is refused with the fix."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -253,6 +254,71 @@ def test_evaluate_scores_un_and_bucc_by_the_generic_benchmark_step(cached, tmp_p
     assert unreduced.metrics != want  # the layer is applied
     frozen = yaml.safe_load((out.parent / "config.yaml").read_text())["ch2_ems"]
     assert frozen["benchmarks"]["gold_fraction"] == 0.2 and frozen["un"] == str(corpus)
+
+
+def test_evaluate_scores_a_ladder_in_one_process_encoding_each_benchmark_once(
+    cached, tmp_path, monkeypatch
+):
+    """Several widths in one call write what a call per width writes (metrics.json and
+    benchmarks.json of each), while the teacher encodes each benchmark's sentences once for
+    all of them, not once per width."""
+    prepared, cache = cached
+    corpus = tmp_path / "corpus"
+    shutil.copytree(prepared.parent / "corpus", corpus)
+    (corpus / benchmarks.CORPUS_MANIFEST).write_text("{}")  # the embedded corpus's layout
+    ladder = tmp_path / "reduce"
+    assert cli.main([
+        "embed", "reduce", *COMMON, "--data", str(prepared), "--teacher-cache", str(cache),
+        "--out", str(ladder), "--seed", "1", "--dims", "8", "4", "--steps", "6", "--margin",
+        "0.3", "--temperature", "0.05", *TRAIN,
+    ]) == 0  # fmt: skip
+    tatoeba = _tatoeba(prepared, tmp_path / "tatoeba")
+    encoded: list[int] = []
+    load = teacher.load
+
+    def counted(*args, **kwargs):
+        found = load(*args, **kwargs)
+
+        def encode(lines: list[str]) -> np.ndarray:
+            encoded.append(len(lines))
+            return found.encode(lines)
+
+        return dataclasses.replace(found, encode=encode)
+
+    monkeypatch.setattr(teacher, "load", counted)
+
+    def evaluate(dims: list[int], folder: Path) -> int:
+        """Sentences the teacher encoded to score `dims` in one call."""
+        encoded.clear()
+        assert cli.main([
+            "embed", "evaluate", *COMMON, "--data", str(prepared), "--teacher-cache", str(cache),
+            "--reduction", *(str(ladder / str(d) / reduce.MODEL_FILE) for d in dims),
+            "--tatoeba", str(tatoeba), "--un", str(corpus), "--bucc", str(corpus),
+            "--out", *(str(folder / f"dr{d}" / "metrics.json") for d in dims),
+            "--run", *(f"dr{d}" for d in dims), "--seed", "1", "--encode-batch-size", "16",
+            "--tatoeba-pairs", "0", "--tatoeba-languages", *TEACHER[:4], *BENCHMARKS,
+        ]) == 0  # fmt: skip
+        return sum(encoded)
+
+    alone = evaluate([8], tmp_path / "alone") + evaluate([4], tmp_path / "alone")
+    together = evaluate([8, 4], tmp_path / "together")
+    assert together > 0 and 2 * together == alone
+    for dim in (8, 4):
+        written = {}
+        for way in ("alone", "together"):
+            folder = tmp_path / way / f"dr{dim}"
+            doc = json.loads((folder / "metrics.json").read_text())
+            details = json.loads((folder / benchmarks.DETAILS_FILE).read_text())
+            written[way] = (doc["run"], doc["metrics"], doc["groups"], details)
+        assert written["alone"] == written["together"], dim
+        assert written["together"][1]["dim"] == dim and "un_avg" in written["together"][1]
+    assert cli.main([
+        "embed", "evaluate", *COMMON, "--data", str(prepared), "--teacher-cache", str(cache),
+        "--reduction", str(ladder / "8" / reduce.MODEL_FILE), str(ladder / "4" / reduce.MODEL_FILE),
+        "--out", str(tmp_path / "one.json"), "--run", "dr8", "dr4", "--seed", "1",
+        "--encode-batch-size", "16", "--tatoeba-pairs", "0", "--tatoeba-languages", *TEACHER[:4],
+    ]) == 2  # fmt: skip
+    assert not (tmp_path / "one.json").exists()
 
 
 PREPARE = ["--max-pairs", "0", "--heldout-pairs", "10", "--vocab-size", "80", "--lowercase", "true"]

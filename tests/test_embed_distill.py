@@ -232,3 +232,47 @@ def test_the_ladder_trains_every_width_in_one_process_and_a_rerun_resumes(tmp_pa
     again = reduce.run_ladder(*args, log=logged.append)
     assert sum("resumed from step 8" in line for line in logged) == 3
     assert {d: s.metrics for d, s in again.items()} == {d: s.metrics for d, s in scores.items()}
+
+
+def _ams_batch() -> tuple[torch.Tensor, ...]:
+    """Four pairs of unpadded token rows (every process's rows must be as long) and teacher
+    vectors; rows 0-1 are process 0's, rows 2-3 process 1's."""
+    g = torch.Generator().manual_seed(3)
+    src, tgt = (torch.randint(5, 40, (4, 6), generator=g) for _ in range(2))
+    return src, tgt, torch.randn(4, TEACHER_DIM, generator=g), torch.randn(4, TEACHER_DIM)
+
+
+def _ams_and_gradient(rows: slice) -> tuple[torch.Tensor, torch.Tensor]:
+    """AMS of `rows` of `_ams_batch` through a fixed student (dropout off) and its gradient
+    with respect to every parameter, flattened."""
+    torch.manual_seed(0)
+    config = StudentConfig(vocab_size=40, max_tokens=8, layers=1, heads=2, dim=8, ffn_dim=16,
+                           dropout=0.0, attention_dropout=0.0)  # fmt: skip
+    model = distill.DistillModel(config, DistillConfig(teacher_dim=TEACHER_DIM, loss="ams"))
+    loss = model.loss_terms(*(x[rows] for x in _ams_batch()))["ams"]
+    loss.backward()
+    grads = [p.grad.flatten() for p in model.parameters() if p.grad is not None]
+    return loss.detach(), torch.cat(grads)
+
+
+def _ams_worker(rank: int, store: str, out: str) -> None:
+    torch.set_num_threads(1)
+    torch.distributed.init_process_group(
+        "gloo", init_method=f"file://{store}", rank=rank, world_size=2
+    )
+    loss, grad = _ams_and_gradient(slice(2 * rank, 2 * rank + 2))
+    torch.distributed.all_reduce(grad)  # what DDP does to a parameter's gradient
+    torch.save((loss, grad / 2), f"{out}.{rank}")
+    torch.distributed.destroy_process_group()
+
+
+def test_ams_negatives_are_gathered_across_processes(tmp_path):
+    """Two processes of two pairs each train as one process with all four pairs: each pair's
+    negatives are every device's batch (LEALLA's TPU cores share theirs)."""
+    out = str(tmp_path / "result")
+    torch.multiprocessing.spawn(_ams_worker, args=(str(tmp_path / "store"), out), nprocs=2)
+    want_loss, want_grad = _ams_and_gradient(slice(0, 4))
+    for rank in range(2):
+        loss, grad = torch.load(f"{out}.{rank}")
+        assert loss.item() == pytest.approx(want_loss.item(), rel=1e-5)
+        torch.testing.assert_close(grad, want_grad, rtol=1e-4, atol=1e-6)

@@ -490,6 +490,11 @@ def score(
     """`run`'s metrics, its details (pairs shared, thresholds, mined pairs outside the gold)
     written to `details_file`: the one scoring step every chapter's evaluate verb calls."""
     metrics, details = run(encode, folders, benchmarks, evaluate)
+    write_details(details, details_file)
+    return metrics
+
+
+def write_details(details: Mapping[str, Any], details_file: Path) -> None:
+    """`run`'s details as ``benchmarks.json`` (atomically, keys sorted)."""
     text = json.dumps(details, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
     atomic_write_text(details_file, text)
-    return metrics

@@ -23,8 +23,7 @@ argmax over the assembled row. α = 0 gives the paper's "w/o norm." scores.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -33,6 +32,7 @@ import torch.nn.functional as F
 from mlrep.embed.objectives import cosine_matrix, global_negatives
 from mlrep.errors import MlrepError
 from mlrep.evaluate.retrieval import p_at_1
+from mlrep.train.distributed import Gather, no_gather
 
 # the hidden layer the paper takes token vectors from (§2.3; hidden_states[layer], 1-based)
 MBERT_LAYER = 8
@@ -47,48 +47,9 @@ EVAL_BATCH = 256  # the evaluation batch the normalisation is computed within (�
 BLOCK = 256
 SIMILARITIES = ("bertscore", "avg")  # Table 1's "BERT-score" and "Avg. Pooling"
 
-Gather = Callable[[torch.Tensor], torch.Tensor]
-
 
 class ScorerError(MlrepError):
     """Token states, masks or a layer choice the scorer cannot use."""
-
-
-def no_gather(tensor: torch.Tensor) -> torch.Tensor:
-    """The gather of one process: its own batch is the whole batch."""
-    return tensor
-
-
-class _AllGather(torch.autograd.Function):
-    """All processes' rows in rank order; backward sums the gradient over the processes (each
-    computed the same loss) and hands each process its own rows' share."""
-
-    @staticmethod
-    def forward(ctx: Any, tensor: torch.Tensor) -> torch.Tensor:
-        ctx.rank, ctx.rows = torch.distributed.get_rank(), tensor.shape[0]
-        parts = [torch.empty_like(tensor) for _ in range(torch.distributed.get_world_size())]
-        torch.distributed.all_gather(parts, tensor.contiguous())
-        return torch.cat(parts)
-
-    @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
-        grad = grad.contiguous()
-        torch.distributed.all_reduce(grad)
-        return grad[ctx.rank * ctx.rows : (ctx.rank + 1) * ctx.rows]
-
-
-def gather_processes(tensor: torch.Tensor) -> torch.Tensor:
-    """Every process's rows of `tensor`, concatenated in rank order, with gradients flowing back
-    to each process's own rows; `no_gather` when no process group is running.
-
-    Every process then scores the same global batch and computes the same loss, and DDP's
-    averaging of the parameter gradients makes the update the gradient of that one loss (the
-    gather's backward sums each row's gradient over the processes, DDP divides by their
-    number). Every process must hold as many sentences, padded to the same length.
-    """
-    if not (torch.distributed.is_available() and torch.distributed.is_initialized()):
-        return tensor
-    return _AllGather.apply(tensor)
 
 
 def layer_states(

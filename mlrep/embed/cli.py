@@ -16,9 +16,10 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from mlrep.cliutil import add_options, positive_int, settings_from
 from mlrep.embed import align_cli
@@ -225,11 +226,37 @@ def _reduce(args: argparse.Namespace) -> int:
     return 0
 
 
+class Scoring(NamedTuple):
+    """One metrics.json an evaluation writes: where (``out``), the run it scores, the encoder
+    of its text (built on demand), its metrics so far and the settings to record."""
+
+    out: Path
+    run: str
+    encoder: Callable[[], Any]
+    metrics: Any  # mlrep.report.metrics.Scores
+    recorded: dict[str, Any]
+
+
+class ScoringCountError(MlrepError):
+    """``--out`` and ``--run`` do not name one file and one run per encoder scored."""
+
+
+def _scored_runs(args: argparse.Namespace) -> list[tuple[Path, str]]:
+    """(out, run) of each encoder scored: one per ``--reduction``, else one."""
+    wanted = len(args.reduction or [None])
+    if len(args.out) != wanted or len(args.run) != wanted:
+        raise ScoringCountError(
+            f"--out names {len(args.out)} files and --run {len(args.run)} runs for {wanted} "
+            "encoders scored: give one of each per --reduction, in the same order (one without)"
+        )
+    return list(zip(args.out, args.run, strict=True))
+
+
 def _student(args: argparse.Namespace, evaluation, info: dict[str, Any]):
-    """(Tatoeba encoder, built on demand; metrics; recorded) of a distilled student: held-out
-    retrieval of the prepared test split; its shape (`SHAPE`, from its config) and the
-    languages it was trained on (of the prepared data, English included); from its
-    train.json, P, P_E, the final loss and throughput."""
+    """([its `Scoring`], nothing to forget) of a distilled student: held-out retrieval of the
+    prepared test split; its shape (`SHAPE`, from its config) and the languages it was
+    trained on (of the prepared data, English included); from its train.json, P, P_E, the
+    final loss and throughput."""
     from mlrep.device import visible
     from mlrep.embed import distill, evaluate
     from mlrep.embed.data import PairArrays, Tokenizer
@@ -248,7 +275,9 @@ def _student(args: argparse.Namespace, evaluation, info: dict[str, Any]):
     test = PairArrays.load(_require(args.data / "test.npz", "mlrep embed prepare"))
     metrics.update(evaluate.heldout(model, test, info["languages"], batch_size))
     tokenizer = Tokenizer(args.data / "spm.model", info["lowercase"], info["max_tokens"])
-    return (lambda: evaluate.encoder(model, tokenizer, batch_size)), metrics, {}
+    ((out, run),) = _scored_runs(args)
+    scoring = Scoring(out, run, lambda: evaluate.encoder(model, tokenizer, batch_size), metrics, {})
+    return [scoring], lambda: None
 
 
 SHAPE = ("layers", "dim", "ffn_dim", "heads")  # a student's shape: StudentConfig's field names
@@ -268,16 +297,18 @@ def _encoded(encode, folder: Path, split: str):
 
 
 def _teacher(args: argparse.Namespace, evaluation, info: dict[str, Any]):
-    """(Tatoeba encoder, metrics, recorded) of the frozen teacher, through a reduction layer
-    (``--reduction``) or at full width, or of a pretrained encoder without a cache (the
+    """(a `Scoring` per encoder, what clears the memo) of the frozen teacher, through each
+    ``--reduction`` layer or at full width, or of a pretrained encoder without a cache (the
     ``--loader``/``--teacher`` given, m-USE say): held-out retrieval of the test split's
-    vectors (cached, else encoded now) and their width, ``dim``."""
+    vectors (cached, else encoded now) and their width, ``dim``. The layers of a ladder share
+    one teacher (`evaluate.Memo`): it encodes each benchmark once, whatever the number of
+    widths, where one process per width re-encoded everything for each."""
     from mlrep.device import visible
     from mlrep.embed import evaluate, reduce, teacher
     from mlrep.embed.data import PairArrays
     from mlrep.embed.train import SUMMARY_FILE
 
-    if args.teacher_cache is None and args.reduction is not None:
+    if args.teacher_cache is None and args.reduction:
         raise MissingInputError(
             "--reduction scores the teacher's cached vectors: add --teacher-cache"
         )
@@ -294,40 +325,40 @@ def _teacher(args: argparse.Namespace, evaluation, info: dict[str, Any]):
         batch, device = settings.encode_batch_size, visible().device
         return teacher.load(settings.loader, settings.teacher, batch, device, args.threads).encode
 
+    memo = evaluate.Memo(lambda sentences: full()(sentences))
     test = PairArrays.load(_require(args.data / "test.npz", "mlrep embed prepare"))
     if args.teacher_cache is not None:
         vectors = _cached(args, "test")
     else:
         vectors = _encoded(full(), args.data, "test")
-    weight = bias = None
-    if args.reduction is not None:
-        made = _require(args.reduction, "mlrep embed reduce")
-        dim = json.loads((made.parent / SUMMARY_FILE).read_text())["dim"]
-        weight, bias = reduce.load_projection(made, vectors.dim, dim)
-    reduced = vectors if weight is None else reduce.project_pairs(vectors, weight, bias)
-    reduced.check(len(test), "evaluate")
-    metrics = evaluate.heldout_by_language(
-        lambda rows: (reduced.src[rows], reduced.tgt[rows]), test.tgt_lang, info["languages"]
-    )
-    metrics.update({"dim": reduced.dim})
+    scorings = []
+    for reduction, (out, run) in zip(args.reduction or [None], _scored_runs(args), strict=True):
+        encoder, reduced = full, vectors
+        if reduction is not None:
+            made = _require(reduction, "mlrep embed reduce")
+            dim = json.loads((made.parent / SUMMARY_FILE).read_text())["dim"]
+            weight, bias = reduce.load_projection(made, vectors.dim, dim)
+            reduced = reduce.project_pairs(vectors, weight, bias)
+            encoder = functools.partial(reduce.encoder, memo, weight, bias)
+        reduced.check(len(test), "evaluate")
+        metrics = evaluate.heldout_by_language(
+            lambda rows, pairs=reduced: (pairs.src[rows], pairs.tgt[rows]),
+            test.tgt_lang,
+            info["languages"],
+        )
+        metrics.update({"dim": reduced.dim})
+        recorded = {
+            "teacher": _recorded(settings, ("dim",)),
+            "teacher_cache": str(args.teacher_cache),
+            "reduction": str(reduction),
+        }
+        scorings.append(Scoring(out, run, encoder, metrics, recorded))
+    return scorings, memo.clear
 
-    def encoder():
-        return full() if weight is None else reduce.encoder(full(), weight, bias)
 
-    recorded = {
-        "teacher": _recorded(settings, ("dim",)),
-        "teacher_cache": str(args.teacher_cache),
-        "reduction": str(args.reduction),
-    }
-    return encoder, metrics, recorded
-
-
-def _benchmarks(args: argparse.Namespace, encode, folders: dict[str, Path], metrics) -> dict:
-    """The UN and BUCC stand-ins of `folders` scored by the generic benchmark step (Chapter 2's),
-    added to `metrics`, their details in ``benchmarks.json`` beside them; returns the settings
-    read, for the frozen config."""
-    from mlrep.embed import benchmarks
-
+def _benchmark_settings(args: argparse.Namespace, folders: dict[str, Path]):
+    """(specs, scoring) of the UN and BUCC stand-ins of `folders` for the generic benchmark
+    step (Chapter 2's), and the settings read, for the frozen config."""
     _, chosen = settings_from(
         args, embed_settings.BenchmarkSettings, (f"{args.section}.benchmarks",)
     )
@@ -336,23 +367,22 @@ def _benchmarks(args: argparse.Namespace, encode, folders: dict[str, Path], metr
     for folder in folders.values():
         _require(folder, f"snakemake {folder}")
     scoring = {"search": asdict(search), "bucc": asdict(margin)}
-    details = args.out.parent / benchmarks.DETAILS_FILE
-    metrics.update(benchmarks.score(encode, folders, chosen.specs(), scoring, details))
-    return {"benchmarks": asdict(chosen), "search": scoring}
+    return chosen.specs(), scoring, {"benchmarks": asdict(chosen), "search": scoring}
 
 
 AVERAGED = ("tatoeba", "un", "bucc")  # each writes <name>_avg: the mean of its <name>_<lang>
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    """metrics.json of a distilled student (``--model``), of the teacher, reduced or not, or of
-    a pretrained encoder: held-out retrieval of the prepared test split, Tatoeba
-    (``--tatoeba``) and the UN and BUCC stand-ins (``--un``, ``--bucc``), each benchmark's
-    mean (`AVERAGED`) and the encoder's shape."""
+    """metrics.json of a distilled student (``--model``), of the teacher, at full width or
+    through each ``--reduction`` layer, or of a pretrained encoder: held-out retrieval of the
+    prepared test split, Tatoeba (``--tatoeba``) and the UN and BUCC stand-ins (``--un``,
+    ``--bucc``), each benchmark's mean (`AVERAGED`) and the encoder's shape. Benchmarks are
+    the outer loop, so the encoders of one process share the teacher's vectors of one
+    benchmark at a time (`forget` drops them before the next)."""
     import torch
 
-    from mlrep.embed import evaluate
-    from mlrep.report.metrics import write
+    from mlrep.embed import benchmarks, evaluate
 
     torch.set_num_threads(args.threads)
     scale, evaluation = settings_from(
@@ -360,35 +390,62 @@ def _evaluate(args: argparse.Namespace) -> int:
     )
     info = _languages(args.data)
     scored = _student if args.model is not None else _teacher
-    encoder, metrics, recorded = scored(args, evaluation, info)
-    encoder = functools.cache(encoder)  # built once, for Tatoeba and the benchmarks
+    scorings, forget = scored(args, evaluation, info)
+    # each encoder built once, for Tatoeba and the benchmarks
+    scorings = [s._replace(encoder=functools.cache(s.encoder)) for s in scorings]
     if args.tatoeba is not None:
         folder = _require(args.tatoeba, "snakemake " + str(args.tatoeba))
         languages = evaluation.tatoeba_languages
-        metrics.update(evaluate.tatoeba(encoder(), folder, evaluation.tatoeba_pairs, languages))
+        for s in scorings:
+            found = evaluate.tatoeba(s.encoder(), folder, evaluation.tatoeba_pairs, languages)
+            s.metrics.update(found)
+        forget()
     named = {"un": args.un, "bucc": args.bucc}  # the benchmark stand-ins' folders
     folders = {name: folder for name, folder in named.items() if folder is not None}
     if folders:
-        recorded |= _benchmarks(args, encoder(), folders, metrics)
+        specs, scoring, read = _benchmark_settings(args, folders)
+        details: dict[Path, dict[str, Any]] = {s.out: {} for s in scorings}
+        for name, folder in folders.items():
+            for s in scorings:
+                found, info_ = benchmarks.run(s.encoder(), {name: folder}, specs, scoring)
+                s.metrics.update(found)
+                details[s.out] |= info_
+            forget()
+        for s in scorings:
+            benchmarks.write_details(details[s.out], s.out.parent / benchmarks.DETAILS_FILE)
+            s.recorded.update(read)
+    for s in scorings:
+        _write(args, scale, evaluation, named, s)
+    print(
+        json.dumps({s.run: round(s.metrics.metrics.get("heldout_avg", 0.0), 2) for s in scorings})
+    )
+    return 0
+
+
+def _write(
+    args: argparse.Namespace, scale: str, evaluation, named: dict[str, Any], scoring: Scoring
+) -> None:
+    """A scoring's benchmark means (`AVERAGED`), metrics.json and frozen config."""
+    from mlrep.report.metrics import write
+
+    metrics = scoring.metrics
     for benchmark in AVERAGED:
         parts = [k for k in metrics.metrics if k.startswith(f"{benchmark}_")]
         if parts:
             metrics.mean(f"{benchmark}_avg", parts)
     write(
-        args.out,
+        scoring.out,
         args.section,
-        args.run,
+        scoring.run,
         args.seed,
         scale,
         metrics.metrics,
         sentence_scores=metrics.sentence_scores,
         groups=metrics.groups,
     )
-    evaluated = {"evaluate": asdict(evaluation), "tatoeba": str(args.tatoeba), **recorded}
+    evaluated = {"evaluate": asdict(evaluation), "tatoeba": str(args.tatoeba), **scoring.recorded}
     evaluated |= {name: str(folder) for name, folder in named.items()}
-    record(args.out.parent, "embed evaluate", {"scale": scale, args.section: evaluated})
-    print(json.dumps({"heldout_avg": round(metrics.metrics.get("heldout_avg", 0.0), 2)}))
-    return 0
+    record(scoring.out.parent, "embed evaluate", {"scale": scale, args.section: evaluated})
 
 
 def _mlm_pretrain(args: argparse.Namespace) -> int:
@@ -472,7 +529,11 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     scored = ev.add_mutually_exclusive_group()
     scored.add_argument("--model", type=Path, help="a distill run's model.pt (else: the teacher)")
     scored.add_argument(
-        "--reduction", type=Path, help="the teacher through a reduce width's model.pt"
+        "--reduction",
+        type=Path,
+        nargs="+",
+        help="the teacher through each of these reduce widths' model.pt (one process, one "
+        "teacher encoding of each benchmark; --out and --run pair with them in order)",
     )
     ev.add_argument(
         "--teacher-cache",
@@ -482,8 +543,12 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     ev.add_argument("--tatoeba", type=Path, help="normalised Tatoeba folder")
     ev.add_argument("--un", type=Path, help="UN: the embedded corpus or a normalised UN folder")
     ev.add_argument("--bucc", type=Path, help="BUCC: the embedded corpus or normalised BUCC")
-    ev.add_argument("--out", type=Path, required=True, help="metrics.json to write")
-    ev.add_argument("--run", required=True, help="the run's name in the chapter's tables")
+    ev.add_argument(
+        "--out", type=Path, nargs="+", required=True, help="metrics.json to write (per encoder)"
+    )
+    ev.add_argument(
+        "--run", nargs="+", required=True, help="the run's name in the chapter's tables (each)"
+    )
     ev.add_argument("--seed", type=int, required=True)
     add_options(ev, embed_settings.EvaluateSettings)
     add_options(ev, embed_settings.BenchmarkSettings)

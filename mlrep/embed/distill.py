@@ -13,9 +13,10 @@ the two feature-distillation patterns of Appendix A.1:
   mean squared error (Eq. 3.4).
 
 The teacher's vectors come from its cache (`mlrep.embed.teacher`), so a step costs only the
-student. A batch is one set of in-batch negatives of ``batch_size`` pairs: on one process that
-is LaBSE's negatives gathered across all its devices. Batches, learning rate and dropout are
-functions of (seed, step), as in `mlrep.embed.train`, so a resumed run is bit-identical.
+student. AMS's in-batch negatives are every process's ``batch_size`` pairs when a process group
+runs (`mlrep.train.distributed.gather_processes`, as LaBSE's devices share theirs), and the
+process's own batch otherwise. Batches, learning rate and dropout are functions of (seed,
+step), as in `mlrep.embed.train`, so a resumed run is bit-identical.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from mlrep.embed.train import (
 )
 from mlrep.io import atomic_write_text
 from mlrep.train.checkpoint import Checkpoints
+from mlrep.train.distributed import gather_processes
 
 TERMS = ("loss", "ams", "fd", "df", "syn", "ld")
 
@@ -84,7 +86,7 @@ class DistillModel(nn.Module):
             x, y = pooled
         terms: dict[str, torch.Tensor] = {}
         if "ams" in config.terms:
-            terms["ams"] = objectives.ams(x, y, config.temperature, config.margin)
+            terms["ams"] = objectives.ams(x, y, config.temperature, config.margin, gather_processes)
         if self.fd is not None:
             terms["fd"] = objectives.feature_distillation(
                 t_src, self.fd(x)

@@ -50,6 +50,32 @@ def embed_ids(model: Embedder, ids: list[list[int]], batch_size: int) -> np.ndar
     return out
 
 
+class Memo:
+    """An encoder that encodes each distinct list of sentences once.
+
+    Scoring the teacher through several reduction layers runs each benchmark's protocol once
+    per layer, and every run asks the teacher for the same lists of sentences: the teacher's
+    vectors are computed by the first and read back by the others, which only project them
+    (so the stored arrays are never handed out to be changed). `clear` forgets them between
+    benchmarks, so memory holds one benchmark's vectors at a time.
+    """
+
+    def __init__(self, encode: Encode) -> None:
+        self._encode = encode
+        self._seen: dict[tuple[str, ...], np.ndarray] = {}
+        self.encoded = 0  # sentences actually encoded: what the memo saves is testable
+
+    def __call__(self, sentences: list[str]) -> np.ndarray:
+        key = tuple(sentences)
+        if key not in self._seen:
+            self._seen[key] = self._encode(sentences)
+            self.encoded += len(sentences)
+        return self._seen[key]
+
+    def clear(self) -> None:
+        self._seen.clear()
+
+
 def tatoeba(encode: Encode, folder: Path, limit: int = 0, languages: Sequence[str] = ()) -> Scores:
     """``tatoeba_<lang>`` for `languages` of the normalised benchmark (empty: every language of
     the folder; the suite's protocol; `limit` keeps the first pairs of each language, 0: all),

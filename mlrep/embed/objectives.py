@@ -11,6 +11,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from mlrep.train.distributed import Gather, no_gather
+
 
 def bag_of_tokens(tokens: torch.Tensor, vocab_size: int, ignore: tuple[int, ...]) -> torch.Tensor:
     """p_S(w) = N_w / |S| per row of `tokens` (batch × length), `ignore` ids (pad) not counted.
@@ -51,9 +53,19 @@ def margin_softmax(
     )
 
 
-def ams(a: torch.Tensor, b: torch.Tensor, temperature: float, margin: float) -> torch.Tensor:
+def ams(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    temperature: float,
+    margin: float,
+    gather: Gather = no_gather,
+) -> torch.Tensor:
     """LaBSE's bidirectional AMS, L_ams = (1/N) Σ_i [L(x_i, y_i) + L(y_i, x_i)] (LEALLA Eq. 3.2):
-    the margin softmax above as a batch mean."""
+    the margin softmax above as a batch mean. `gather` assembles the batch: with
+    `mlrep.train.distributed.gather_processes` under a process group, every device's pairs are
+    each pair's negatives (LaBSE and LEALLA share them across their TPU cores) and N is the
+    global batch."""
+    a, b = gather(a), gather(b)
     return margin_softmax(a, b, temperature, margin) / len(a)
 
 

@@ -4,9 +4,10 @@ search and the distilled students with their loss ablations.
 `snakemake ch3_lealla` prepares the teacher's languages, caches the teacher's vectors of every
 prepared sentence once, trains the reduction ladder (one job: each width takes seconds on the
 cached vectors) and every student of `ch3_lealla.architectures`, `sizes` and `losses` per seed,
-scores the teacher, each width, each student and the pretrained baselines with the same
-protocols (held-out pairs, Tatoeba, UN, BUCC), and rebuilds the report. Run names and their
-settings are `mlrep/chapters/ch3_lealla/runs.py`'s.
+scores the teacher, the ladder's widths (one job: the teacher encodes each benchmark once),
+each student and the pretrained baselines with the same protocols (held-out pairs, Tatoeba,
+UN, BUCC), and rebuilds the report. Run names and their settings are
+`mlrep/chapters/ch3_lealla/runs.py`'s.
 """
 
 import os
@@ -26,6 +27,9 @@ LEALLA_UNTRAINED = str(PATHS.run(LEALLA_CHAPTER, "{run}", UNTRAINED_SEED))
 LEALLA_TRAINED = lealla_runs.trained(LEALLA)
 LEALLA_DIMS = lealla_runs.reduction_dims(LEALLA)
 LEALLA_LADDER_DIMS = lealla_runs.reduce_dims(LEALLA["teacher"]["dim"])
+LEALLA_REDUCED_RUNS = [
+    f"{lealla_runs.REDUCE_PREFIX}{dim}" for dim in LEALLA_LADDER_DIMS
+]
 LEALLA_STUDENTS = "|".join(re.escape(run) for run in LEALLA_TRAINED) or "(?!)"
 LEALLA_UNTRAINED_RUNS = [lealla_runs.TEACHER_RUN, *LEALLA["baselines"]]
 # what every evaluation reads besides its encoder, and its settings as flags
@@ -57,9 +61,9 @@ CHAPTER_TARGETS[LEALLA_CHAPTER] = [
     for folder in [
         *(LEALLA_UNTRAINED.format(run=run) for run in LEALLA_UNTRAINED_RUNS),
         *(
-            LEALLA_RUN.format(run=f"{lealla_runs.REDUCE_PREFIX}{dim}", seed=seed)
+            LEALLA_RUN.format(run=run, seed=seed)
             for seed in LEALLA["seeds"]
-            for dim in LEALLA_LADDER_DIMS
+            for run in LEALLA_REDUCED_RUNS
         ),
         *(
             LEALLA_RUN.format(run=run, seed=seed)
@@ -245,25 +249,24 @@ rule ch3_evaluate:
 
 
 rule ch3_evaluate_reduced:
-    """The teacher through one width's dense layer, scored like a student."""
+    """The teacher through each width of the ladder, scored like a student: one process per
+    seed, so the teacher encodes each benchmark once for every width."""
     input:
         unpack(lambda wildcards: LEALLA_SCORING),
-        reduction=os.path.join(LEALLA_LADDER, "{dim}", "model.pt"),
+        reductions=[
+            os.path.join(LEALLA_LADDER, str(dim), "model.pt")
+            for dim in LEALLA_LADDER_DIMS
+        ],
         cache=rules.ch3_teacher_cache.output,
         data=rules.ch3_prepare.output,
     output:
-        os.path.join(
-            str(
-                PATHS.run(
-                    LEALLA_CHAPTER, f"{lealla_runs.REDUCE_PREFIX}{{dim}}", "{seed}"
-                )
-            ),
-            "metrics.json",
-        ),
+        [
+            os.path.join(str(PATHS.run(LEALLA_CHAPTER, run, "{seed}")), "metrics.json")
+            for run in LEALLA_REDUCED_RUNS
+        ],
     log:
-        log_path(LEALLA_CHAPTER, "reduce", "evaluate_{dim}_seed{seed}"),
+        log_path(LEALLA_CHAPTER, "reduce", "evaluate_seed{seed}"),
     wildcard_constraints:
-        dim="|".join(str(dim) for dim in LEALLA_LADDER_DIMS) or "(?!)",
         seed=r"\d+",
     conda:
         MLREP_ENV
@@ -273,14 +276,14 @@ rule ch3_evaluate_reduced:
     params:
         code=code_version("embed evaluate"),
         flags=f"{LEALLA_EVALUATE_FLAGS} {lealla_runs.teacher_flags(LEALLA)}",
-        run=lambda wildcards: f"{lealla_runs.REDUCE_PREFIX}{wildcards.dim}",
+        runs=" ".join(LEALLA_REDUCED_RUNS),
         section=LEALLA_CHAPTER,
         scale=CFG["scale"],
     shell:
         "mlrep embed evaluate --section {params.section} --data {input.data} "
-        "--teacher-cache {input.cache} --reduction {input.reduction} "
+        "--teacher-cache {input.cache} --reduction {input.reductions} "
         "--tatoeba {input.tatoeba} --un {input.un} --bucc {input.bucc} --out {output} "
-        "--run {params.run} --seed {wildcards.seed} --threads {threads} "
+        "--run {params.runs} --seed {wildcards.seed} --threads {threads} "
         "--scale {params.scale} {params.flags} > {log} 2>&1"
 
 
