@@ -7,6 +7,7 @@ and the workflow read the names without loading it.
 
 from __future__ import annotations
 
+import dataclasses
 import typing
 from dataclasses import asdict, dataclass, field
 from typing import Literal
@@ -313,6 +314,9 @@ class MlmSettings:
 
 
 Similarity = Literal["bertscore", "avg"]  # = mlrep.embed.bertscore.SIMILARITIES
+# without (α = 0) and with (α = alpha) the in-batch normalisation: Table 1's "w/o norm." and
+# "norm.", as `align-evaluate --grid` and OneAligner's run names spell them
+NORMS = ("raw", "norm")
 
 
 def _paper(value: typing.Any, help_text: str, **extra: typing.Any) -> typing.Any:
@@ -373,3 +377,18 @@ class AlignEvaluateSettings(AlignSettings):
         (), "Tatoeba codes scored (none: every language of the folder)", nargs="*"
     )
     pairs_split: str = _paper("test", "the split of --pairs-folder scored")
+
+
+def scorer_grid(
+    settings: AlignEvaluateSettings,
+) -> dict[tuple[str, str], AlignEvaluateSettings]:
+    """`settings` under every similarity, without (α = 0) and with (its α) the normalisation,
+    keyed (similarity, `NORMS` token): the scorers `align-evaluate --grid` writes, Table 1's
+    four cells of an encoder."""
+    return {
+        (similarity, norm): dataclasses.replace(
+            settings, similarity=similarity, alpha=settings.alpha if norm == NORMS[1] else 0.0
+        )
+        for similarity in typing.get_args(Similarity)
+        for norm in NORMS
+    }
