@@ -3,7 +3,9 @@ scored on token states of one layer with BERT-score (or mean pooling), normalise
 evaluation blocks (`bertscore.evaluation_scores`; α = 0 leaves the scores unnormalised).
 
 - Tatoeba: P@1 xx→en for every language of a normalised Tatoeba folder (``test.<xx>-eng.*``),
-  ``tatoeba_<xx>``, and their unweighted mean ``tatoeba_avg`` (the paper's "Avg. Acc.").
+  ``tatoeba_<xx>``, and their unweighted mean ``tatoeba_avg`` (the paper's "Avg. Acc."), with
+  each query's hit (the report's paired bootstrap resamples them). `tatoeba_variants` scores
+  several scorers of one encoder (Table 1's four) from one encoding.
 - New-Tatoeba-style pair sets: P@1 a→b for each pair a-b of a corpus folder
   (`align_data.pair_sentences`: the pair's own files or a join on segment ids),
   ``new_tatoeba_<a>-<b>``, and the means over the pairs with English (``new_tatoeba_eng``)
