@@ -17,7 +17,8 @@ import torch
 from mlrep import cli
 from mlrep.embed import align_data, align_eval, align_train, bertscore, hf_encoder
 from mlrep.embed.align_data import Examples
-from mlrep.embed.settings import AlignEvaluateSettings, AlignFinetuneSettings
+from mlrep.embed.settings import NORMS, AlignEvaluateSettings, AlignFinetuneSettings
+from mlrep.evaluate.protocols import BenchmarkError
 from tests.learning import assert_improves, assert_loss_falls
 
 WORDS = [f"w{i}" for i in range(40)]
@@ -150,7 +151,7 @@ def training_set(tmp_path: Path) -> Examples:
 
 def tatoeba_avg(folder: Path, tatoeba: Path) -> float:
     encoder = hf_encoder.load(folder, "cpu")
-    return align_eval.tatoeba(encoder, tatoeba, EVAL)["tatoeba_avg"]
+    return align_eval.tatoeba(encoder, tatoeba, EVAL).metrics["tatoeba_avg"]
 
 
 @pytest.mark.parametrize(
@@ -284,7 +285,11 @@ def test_the_cli_fine_tunes_and_evaluates(encoder_folder, tmp_path):
         args += ["--similarity", "bertscore", "--eval-batch", "16", "--encode-batch-size", "8"]
         args += ["--tatoeba-pairs", "0"]
         assert cli.main(args) == 0
-        return json.loads(metrics.read_text())["metrics"]
+        document = json.loads(metrics.read_text())
+        # each Tatoeba query's hit, for the paired bootstrap (24 per language, both grouped)
+        assert len(document["sentence_scores"]["tatoeba_de"]) == 24
+        assert document["groups"]["tatoeba_avg"] == [["tatoeba_de", 24], ["tatoeba_ja", 24]]
+        return document["metrics"]
 
     normed, raw = evaluate("0.75", "norm"), evaluate("0", "raw")
     names = {"tatoeba_de", "tatoeba_ja", "tatoeba_avg", "new_tatoeba_de-ja"}
@@ -312,3 +317,58 @@ def test_the_cli_fine_tunes_and_evaluates(encoder_folder, tmp_path):
         encoder, sentences, english_side, dataclasses.replace(EVAL, similarity="avg")
     )
     assert pooled.shape == with_norm.shape and not torch.allclose(pooled, with_norm)
+
+
+def test_scorers_of_one_encoding_score_as_each_alone(encoder_folder, tmp_path):
+    """`tatoeba_variants` (Table 1's four scorers of an encoder from one encoding) gives each
+    scorer what `tatoeba` gives it alone, each query's hit with it (their mean is the P@1)."""
+    torch.set_num_threads(1)
+    encoder = hf_encoder.load(encoder_folder, "cpu")
+    tatoeba = write_tatoeba(tmp_path / "tatoeba", count=40)
+    small = dataclasses.replace(EVAL, eval_batch=8)  # 40 pairs: blocks of 8 normalise apart
+    grid = [
+        dataclasses.replace(small, similarity=similarity, alpha=alpha)
+        for similarity in bertscore.SIMILARITIES
+        for alpha in (0.0, 0.75)
+    ]
+    together = align_eval.tatoeba_variants(encoder, tatoeba, grid)
+    alone = [align_eval.tatoeba(encoder, tatoeba, variant) for variant in grid]
+    assert [s.metrics for s in together] == [s.metrics for s in alone]
+    assert [s.sentence_scores for s in together] == [s.sentence_scores for s in alone]
+    assert len({s.metrics["tatoeba_avg"] for s in together}) == 4  # four different scorers
+    for found in together:
+        hits = found.sentence_scores["tatoeba_de"]
+        assert len(hits) == 40 and set(hits) <= {0.0, 100.0}
+        assert np.mean(hits) == pytest.approx(found.metrics["tatoeba_de"])
+        assert found.groups["tatoeba_avg"] == [("tatoeba_de", 40), ("tatoeba_ja", 40)]
+    with pytest.raises(BenchmarkError, match="differ beyond similarity"):
+        align_eval.tatoeba_variants(encoder, tatoeba, [EVAL, dataclasses.replace(EVAL, layer=2)])
+
+
+def test_hits_mark_the_queries_whose_own_candidate_scores_best():
+    scores = torch.tensor([[0.9, 0.1, 0.0], [0.8, 0.7, 0.0], [0.1, 0.2, 0.4]])
+    assert align_eval.hits(scores) == [1, 0, 1]
+    assert bertscore.precision_at_1(scores) == pytest.approx(100 * 2 / 3)
+
+
+def test_the_cli_grid_writes_each_scorer_as_its_own_run(encoder_folder, tmp_path, capsys):
+    torch.set_num_threads(1)
+    tatoeba = write_tatoeba(tmp_path / "tatoeba", count=24)
+    out = str(tmp_path / "unsup-{similarity}-{norm}" / "metrics.json")
+    args = ["embed", "align-evaluate", "--section", "onealigner", "--scale", "tiny"]
+    args += ["--encoder", str(encoder_folder), "--tatoeba", str(tatoeba), "--seed", "0"]
+    args += ["--layer", "1", "--alpha", "0.75", "--max-tokens", "100", "--eval-batch", "16"]
+    args += ["--encode-batch-size", "8", "--tatoeba-pairs", "0", "--pairs-split", "test"]
+    # a --run without {norm} would write two scorers under one name
+    assert cli.main([*args, "--grid", "--run", "unsup-{similarity}", "--out", out]) == 2
+    assert "must hold {similarity} and {norm}" in capsys.readouterr().err
+    assert cli.main([*args, "--grid", "--run", "unsup-{similarity}-{norm}", "--out", out]) == 0
+    encoder = hf_encoder.load(encoder_folder, "cpu")
+    for similarity in bertscore.SIMILARITIES:
+        for norm, alpha in zip(NORMS, (0.0, 0.75), strict=True):
+            document = json.loads(Path(out.format(similarity=similarity, norm=norm)).read_text())
+            assert document["run"] == f"unsup-{similarity}-{norm}" and document["seed"] == 0
+            scorer = dataclasses.replace(EVAL, similarity=similarity, alpha=alpha)
+            alone = align_eval.tatoeba(encoder, tatoeba, scorer)
+            assert document["metrics"] == alone.metrics
+            assert document["sentence_scores"] == alone.sentence_scores

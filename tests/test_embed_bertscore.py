@@ -65,6 +65,18 @@ def test_bertscore_blocks_change_no_value() -> None:
         np.testing.assert_allclose(blocked.numpy(), whole.numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("block", [1, 2, 3, None])
+def test_length_sorted_blocks_cut_to_their_longest_score_every_pair(block) -> None:
+    """Each side is scored sorted by length in blocks cut to their longest sentence (None:
+    `CPU_BLOCK`): every pair still gets its own F, in the callers' row and column order."""
+    rng = np.random.default_rng(2)
+    src, sm = padded(rng, 8, 7, 4, offset=1.0)
+    tgt, tm = padded(rng, 6, 9, 4, offset=1.0)
+    assert sm.sum(1).tolist() != sorted(sm.sum(1).tolist())  # the order is not the lengths'
+    got = bertscore.score_matrix(src, sm, tgt, tm, block=block)
+    np.testing.assert_allclose(got.numpy(), naive_f(src, sm, tgt, tm, True), rtol=1e-10)
+
+
 def test_mean_pooling_cosine_matches_numpy() -> None:
     rng = np.random.default_rng(2)
     src, sm = padded(rng, 4, 5, 3)

@@ -9,6 +9,7 @@ import yaml
 
 from mlrep.chapters.onealigner import runs
 from mlrep.config import load_yaml, resolve
+from mlrep.embed.settings import AlignEvaluateSettings, scorer_grid
 from tests.conftest import REPO
 
 
@@ -54,6 +55,20 @@ def test_unsupervised_scoring_takes_the_encoders_layer_similarity_and_alpha(full
     assert (normed["layer"], normed["similarity"], normed["alpha"]) == (8, "bertscore", 0.75)
     tuned = runs.evaluate_values(full, "en-de")
     assert (tuned["layer"], tuned["similarity"], tuned["alpha"]) == (17, "bertscore", 0.75)
+
+
+@pytest.mark.parametrize("name", runs.unsupervised())
+def test_an_encoders_grid_scores_each_of_its_runs_as_the_run_alone(full, name):
+    """`align-evaluate --grid` over `grid_values` writes, under `unsup_template`, each of the
+    encoder's four runs with the settings `evaluate_values` gives it alone."""
+    encoder = runs.Run.parse(name).fixed["encoder"]
+    grid = scorer_grid(AlignEvaluateSettings(**runs.grid_values(full, encoder)))
+    (scorer,) = [
+        settings
+        for (similarity, norm), settings in grid.items()
+        if runs.unsup_template(encoder).format(similarity=similarity, norm=norm) == name
+    ]
+    assert scorer == AlignEvaluateSettings(**runs.evaluate_values(full, name))
 
 
 def test_fine_tuning_settings_are_the_runs_pairs_and_budget(full):

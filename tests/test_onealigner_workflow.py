@@ -84,7 +84,8 @@ def test_tiny_scale_plans_every_step_as_a_cpu_job(tmp_path):
         "xlmr-base",
         "xlmr-large",
     }
-    assert len(planned["onealigner_evaluate_unsupervised"]) == 12
+    # an encoder's four Table 1 scorers in one job (one encoding), each its own run folder
+    assert len(planned["onealigner_evaluate_unsupervised"]) == 3
     tuned = {job.values("wildcards")["run"]: job for job in planned["onealigner_finetune"]}
     assert {"all", "all-nobudget", "en-es", "ne-fr-es", "top2", "top4"} <= set(tuned)
     assert "top1" not in tuned
@@ -99,9 +100,12 @@ def test_tiny_scale_plans_every_step_as_a_cpu_job(tmp_path):
     (unsup,) = [
         j
         for j in planned["onealigner_evaluate_unsupervised"]
-        if j.values("wildcards")["run"] == "unsup-mbert-avg-raw"
+        if j.values("wildcards")["encoder"] == "mbert"
     ]
-    assert "--alpha 0.0 " in unsup.text and "--similarity avg" in unsup.text
+    assert "--grid --out 'results/onealigner/unsup-mbert-{similarity}-{norm}/seed0/" in unsup.text
+    assert "--run 'unsup-mbert-{similarity}-{norm}' " in unsup.text
+    assert "--alpha 0.75 " in unsup.text and "--layer 2" in unsup.text
+    assert "--similarity" not in unsup.text
     (build,) = planned["onealigner_new_tatoeba"]
     assert (
         "--corpus results/data/tiny_corpus " in build.text and "--splits valid test " in build.text
@@ -119,7 +123,7 @@ def test_full_scale_plans_the_papers_fine_tunings_on_gpus(tmp_path):
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     counts = dict(re.findall(r"^(onealigner_\w+)\s+(\d+)$", result.stdout, re.MULTILINE))
     assert int(counts["onealigner_finetune"]) == int(counts["onealigner_evaluate"]) == 105
-    assert counts["onealigner_evaluate_unsupervised"] == "12"
+    assert counts["onealigner_evaluate_unsupervised"] == "3"  # one per encoder: 12 runs
     assert "onealigner_pretrain" not in counts  # hub models at full
     planned = planned_jobs(result.stdout)
     for rule in ("onealigner_finetune", "onealigner_evaluate", "onealigner_evaluate_unsupervised"):

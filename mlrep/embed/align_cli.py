@@ -10,12 +10,19 @@ import argparse
 import json
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mlrep.cliutil import add_options, positive_int, settings_from
+from mlrep.cliutil import UsageError, add_options, positive_int, settings_from
 from mlrep.embed import settings as embed_settings
+from mlrep.embed.settings import NORMS
 from mlrep.provenance import record
 
+if TYPE_CHECKING:
+    from mlrep.embed.hf_encoder import Encoder
+    from mlrep.report.metrics import Scores
+
 CHAPTER = "onealigner"
+GRID_KEYS = ("similarity", "norm")  # the placeholders of --grid's --run and --out
 
 
 def _log(message: str) -> None:
@@ -66,30 +73,87 @@ def _evaluate(args: argparse.Namespace) -> int:
     from mlrep.device import visible
     from mlrep.embed import align_eval, benchmarks, hf_encoder
     from mlrep.io import atomic_write_text
-    from mlrep.report.metrics import write
+    from mlrep.report.metrics import Scores
 
     torch.set_num_threads(args.threads)
     scale, settings = settings_from(args, embed_settings.AlignEvaluateSettings, (args.section,))
+    if args.grid:
+        _check_grid(args)
     encoder = hf_encoder.load(args.encoder, visible().device)
-    metrics: dict[str, float] = align_eval.training_pairs(args.encoder)
+    if args.grid:
+        return _evaluate_grid(args, scale, settings, encoder)
+    found = Scores(align_eval.training_pairs(args.encoder))
     recorded = {**asdict(settings), "encoder": str(args.encoder)}
     if args.tatoeba is not None:
-        metrics |= align_eval.tatoeba(encoder, args.tatoeba, settings)
+        found.update(align_eval.tatoeba(encoder, args.tatoeba, settings))
         recorded["tatoeba"] = str(args.tatoeba)
     if args.new_tatoeba is not None:
-        metrics |= align_eval.pair_sets(encoder, args.new_tatoeba, settings)
+        found.update(align_eval.pair_sets(encoder, args.new_tatoeba, settings))
         recorded["new_tatoeba"] = str(args.new_tatoeba)
     if args.bucc is not None:
         _, spec = settings_from(args, embed_settings.AlignBuccSettings, (args.section,))
-        found, details = align_eval.bucc(encoder, args.bucc, spec, settings)
-        metrics |= found
+        metrics, details = align_eval.bucc(encoder, args.bucc, spec, settings)
+        found.update(metrics)
         atomic_write_text(
             args.out.parent / benchmarks.DETAILS_FILE, json.dumps(details, indent=1) + "\n"
         )
         recorded |= {"bucc": str(args.bucc), **asdict(spec)}
-    write(args.out, CHAPTER, args.run, args.seed, scale, metrics)
+    _write(args.out, args.run, args.seed, scale, found)
     record(args.out.parent, "embed align-evaluate", {"scale": scale, args.section: recorded})
-    print(json.dumps({k: round(v, 2) for k, v in metrics.items()}))
+    return 0
+
+
+def _write(out: Path, run: str, seed: int, scale: str, found: Scores) -> None:
+    """One run's metrics.json: the values, and each query's hit where the metric has them."""
+    from mlrep.report.metrics import write
+
+    write(
+        out,
+        CHAPTER,
+        run,
+        seed,
+        scale,
+        found.metrics,
+        sentence_scores=found.sentence_scores,
+        groups=found.groups,
+    )
+    print(json.dumps({k: round(v, 2) for k, v in found.metrics.items()}))
+
+
+def _check_grid(args: argparse.Namespace) -> None:
+    """--grid scores Tatoeba alone, into one run and file per scorer: --run and --out must
+    name each by its {similarity} and {norm}, or the four would overwrite one another."""
+    if args.tatoeba is None or args.pairs_folder is not None or args.bucc is not None:
+        raise UsageError(
+            "--grid scores --tatoeba alone: give --tatoeba, not --pairs-folder or --bucc"
+        )
+    for name, template in (("--run", args.run), ("--out", str(args.out))):
+        if not all(f"{{{key}}}" in template for key in GRID_KEYS):
+            raise UsageError(
+                f"--grid: {name} {template!r} must hold {{similarity}} and {{norm}} "
+                f"(e.g. unsup-mbert-{{similarity}}-{{norm}}), one run per scorer"
+            )
+
+
+def _evaluate_grid(
+    args: argparse.Namespace,
+    scale: str,
+    settings: embed_settings.AlignEvaluateSettings,
+    encoder: Encoder,
+) -> int:
+    """Every similarity without (α = 0) and with (α = --alpha) the normalisation, from one
+    encoding of each Tatoeba language (`align_eval.tatoeba_variants`): Table 1's four
+    scorers of an encoder in one process, each written as its own run."""
+    from mlrep.embed import align_eval
+
+    grid = embed_settings.scorer_grid(settings)
+    found = align_eval.tatoeba_variants(encoder, args.tatoeba, list(grid.values()))
+    for ((similarity, norm), variant), scores in zip(grid.items(), found, strict=True):
+        names = {"similarity": similarity, "norm": norm}
+        out = Path(str(args.out).format_map(names))
+        _write(out, args.run.format_map(names), args.seed, scale, scores)
+        recorded = {**asdict(variant), "encoder": str(args.encoder), "tatoeba": str(args.tatoeba)}
+        record(out.parent, "embed align-evaluate", {"scale": scale, args.section: recorded})
     return 0
 
 
@@ -136,6 +200,13 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     ev.add_argument("--out", type=Path, required=True, help="metrics.json to write")
     ev.add_argument("--run", required=True, help="the run's name in the paper's tables")
     ev.add_argument("--seed", type=int, required=True)
+    ev.add_argument(
+        "--grid",
+        action="store_true",
+        help="score --tatoeba with every similarity, without (alpha 0) and with (--alpha) "
+        "normalisation, from one encoding; --run and --out are templates with {similarity} "
+        f"and {{norm}} ({' | '.join(NORMS)})",
+    )
     add_options(ev, embed_settings.AlignEvaluateSettings)
     add_options(ev, embed_settings.AlignBuccSettings)
     ev.set_defaults(func=_evaluate)

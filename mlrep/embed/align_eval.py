@@ -3,7 +3,9 @@ scored on token states of one layer with BERT-score (or mean pooling), normalise
 evaluation blocks (`bertscore.evaluation_scores`; α = 0 leaves the scores unnormalised).
 
 - Tatoeba: P@1 xx→en for every language of a normalised Tatoeba folder (``test.<xx>-eng.*``),
-  ``tatoeba_<xx>``, and their unweighted mean ``tatoeba_avg`` (the paper's "Avg. Acc.").
+  ``tatoeba_<xx>``, and their unweighted mean ``tatoeba_avg`` (the paper's "Avg. Acc."), with
+  each query's hit (the report's paired bootstrap resamples them). `tatoeba_variants` scores
+  several scorers of one encoder (Table 1's four) from one encoding.
 - New-Tatoeba: P@1 a→b for every pair of a folder `mlrep.embed.new_tatoeba` built (the
   pairs its index kept, each with its sampled examples), ``new_tatoeba_<a>-<b>``, and the
   means over the pairs with English (``new_tatoeba_eng``) and over the others
@@ -21,6 +23,7 @@ evaluation blocks (`bertscore.evaluation_scores`; α = 0 leaves the scores unnor
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 from collections.abc import Sequence
@@ -47,11 +50,25 @@ def scores(
 ) -> torch.Tensor:
     """The evaluation scores of every query (row) against every candidate (column), on the
     CPU; they are computed on the encoder's device, where the token dot products are cheap."""
+    return variant_scores(encoder, queries, candidates, [settings])[0]
+
+
+def variant_scores(
+    encoder: hf_encoder.Encoder,
+    queries: Sequence[str],
+    candidates: Sequence[str],
+    variants: Sequence[AlignEvaluateSettings],
+) -> list[torch.Tensor]:
+    """`scores` under each of `variants` (scorers of one encoding: their similarity and α may
+    differ, nothing else), from one encoding of both sides and one raw score matrix per
+    similarity: α only normalises that matrix, so Table 1's four scorers of an encoder cost
+    one encoding and one BERT-score pass, not four."""
     if not queries or not candidates:
         raise BenchmarkError(
             f"{len(queries)} queries and {len(candidates)} candidates: nothing to score; "
             "check the evaluation files"
         )
+    settings = _one_encoding(variants)
     sides = [
         hf_encoder.encode(
             encoder, list(text), settings.layer, settings.max_tokens, settings.encode_batch_size
@@ -61,15 +78,45 @@ def scores(
     (src, src_mask), (tgt, tgt_mask) = (
         (states.to(encoder.device), mask.to(encoder.device)) for states, mask in sides
     )
-    return bertscore.evaluation_scores(
-        src,
-        src_mask,
-        tgt,
-        tgt_mask,
-        similarity=settings.similarity,
-        alpha=settings.alpha,
-        batch=settings.eval_batch,
-    ).cpu()
+    raw: dict[str, torch.Tensor] = {}
+    found = []
+    for variant in variants:
+        if variant.similarity not in raw:
+            raw[variant.similarity] = bertscore.evaluation_scores(
+                src, src_mask, tgt, tgt_mask, similarity=variant.similarity, alpha=0.0
+            )
+        f = raw[variant.similarity]
+        found.append(
+            (
+                bertscore.normalize_blocks(f, variant.alpha, variant.eval_batch)
+                if variant.alpha
+                else f
+            ).cpu()
+        )
+    return found
+
+
+def _one_encoding(variants: Sequence[AlignEvaluateSettings]) -> AlignEvaluateSettings:
+    """The first of `variants`, once every other differs from it in its scorer alone
+    (similarity, α, the normalisation block): they share one encoding and one test set."""
+    if not variants:
+        raise BenchmarkError("no scorer given: pass at least one evaluation's settings")
+    first = variants[0]
+    scorer = {"similarity": first.similarity, "alpha": first.alpha, "eval_batch": first.eval_batch}
+    for variant in variants[1:]:
+        if dataclasses.replace(variant, **scorer) != first:
+            raise BenchmarkError(
+                f"scorers {first} and {variant} differ beyond similarity, alpha and "
+                "eval_batch: evaluate them in separate calls"
+            )
+    return first
+
+
+def hits(scores: torch.Tensor) -> list[int]:
+    """Each query's hit (1: row i retrieved its own column i, 0: another): the per-query data
+    the report's paired bootstrap resamples; their mean × 100 is `bertscore.precision_at_1`."""
+    predicted = scores.argmax(dim=1)
+    return (predicted == torch.arange(scores.shape[0])).int().tolist()
 
 
 def retrieval(encoder: hf_encoder.Encoder, pairs: Examples, settings: AlignEvaluateSettings):
@@ -88,13 +135,21 @@ def training_pairs(encoder: str | Path) -> dict[str, float]:
     return {} if pool is None else {"train_pairs": float(pool)}
 
 
-def tatoeba(
-    encoder: hf_encoder.Encoder, folder: Path, settings: AlignEvaluateSettings
-) -> dict[str, float]:
+def tatoeba(encoder: hf_encoder.Encoder, folder: Path, settings: AlignEvaluateSettings) -> Scores:
     """``tatoeba_<xx>`` (xx→eng P@1) for each language of `settings.tatoeba_languages` (none:
     every language of `folder`), and ``tatoeba_avg``; each with its chance floor
-    (``floor_<name>``: 1/candidates), which the report's claims test a side against."""
-    found, names = Scores(), []
+    (``floor_<name>``: 1/candidates) and each query's hit, which the report's claims test a
+    side against (the floor) and resample (the paired bootstrap)."""
+    return tatoeba_variants(encoder, folder, [settings])[0]
+
+
+def tatoeba_variants(
+    encoder: hf_encoder.Encoder, folder: Path, variants: Sequence[AlignEvaluateSettings]
+) -> list[Scores]:
+    """`tatoeba` under each scorer of `variants` (`variant_scores`: one encoding of each
+    language's pairs for all of them), in their order."""
+    settings = _one_encoding(variants)
+    found, names = [Scores() for _ in variants], []
     limit = settings.tatoeba_pairs or None
     for lang in settings.tatoeba_languages or tatoeba_languages(folder):
         stem = folder / f"test.{lang}-eng"
@@ -103,9 +158,13 @@ def tatoeba(
             raise BenchmarkError(f"{stem}.{lang}: {len(xx)} lines but .eng has {len(eng)}")
         pairs = Examples(xx[:limit], eng[:limit])
         names.append(f"tatoeba_{lang}")
-        found.add(names[-1], retrieval(encoder, pairs, settings), _chance(pairs))
-    found.mean("tatoeba_avg", names)
-    return found.metrics
+        matrices = variant_scores(encoder, pairs.src, pairs.tgt, variants)
+        for scores_of, matrix in zip(found, matrices, strict=True):
+            value = bertscore.precision_at_1(matrix)
+            scores_of.add(names[-1], value, _chance(pairs), hits(matrix))
+    for scores_of in found:
+        scores_of.mean("tatoeba_avg", names)
+    return found
 
 
 def _chance(pairs: Examples) -> float:

@@ -7,6 +7,7 @@ and the workflow read the names without loading it.
 
 from __future__ import annotations
 
+import dataclasses
 import typing
 from dataclasses import asdict, dataclass, field
 from typing import Literal
@@ -328,6 +329,9 @@ class MlmSettings:
 
 
 Similarity = Literal["bertscore", "avg"]  # = mlrep.embed.bertscore.SIMILARITIES
+# without (α = 0) and with (α = alpha) the in-batch normalisation: Table 1's "w/o norm." and
+# "norm.", as `align-evaluate --grid` and OneAligner's run names spell them
+NORMS = ("raw", "norm")
 
 
 def _paper(value: typing.Any, help_text: str, **extra: typing.Any) -> typing.Any:
@@ -417,3 +421,18 @@ class NewTatoebaSettings:
             )
         if not self.languages:
             raise EmsConfigError("new-tatoeba needs the allowed languages (languages)")
+
+
+def scorer_grid(
+    settings: AlignEvaluateSettings,
+) -> dict[tuple[str, str], AlignEvaluateSettings]:
+    """`settings` under every similarity, without (α = 0) and with (its α) the normalisation,
+    keyed (similarity, `NORMS` token): the scorers `align-evaluate --grid` writes, Table 1's
+    four cells of an encoder."""
+    return {
+        (similarity, norm): dataclasses.replace(
+            settings, similarity=similarity, alpha=settings.alpha if norm == NORMS[1] else 0.0
+        )
+        for similarity in typing.get_args(Similarity)
+        for norm in NORMS
+    }

@@ -25,6 +25,10 @@ ALIGNER_STAND_IN = os.path.join(
 ALIGNER_RUN = str(PATHS.run(ALIGNER_CHAPTER, "{run}", "{seed}"))
 ALIGNER_MODEL = str(PATHS.model(ALIGNER_CHAPTER, "{run}", "{seed}"))
 ALIGNER_UNSUP = str(PATHS.run(ALIGNER_CHAPTER, "{run}", aligner_runs.UNTRAINED_SEED))
+# an encoder's four unsupervised runs, {similarity} and {norm} as the run names spell them
+ALIGNER_UNSUP_METRICS = os.path.join(
+    ALIGNER_UNSUP.format(run=aligner_runs.unsup_template("{encoder}")), "metrics.json"
+)
 ALIGNER_TUNED = aligner_runs.fine_tuned(ALIGNER)
 ALIGNER_FULL_PROTOCOL = aligner_runs.full_protocol(ALIGNER)
 ALIGNER_TATOEBA = str(PATHS.benchmark(ALIGNER["tatoeba"]))
@@ -112,20 +116,25 @@ rule onealigner_pretrain:
 
 
 rule onealigner_evaluate_unsupervised:
-    """A pretrained encoder scored on Tatoeba-36 without training (Table 1)."""
+    """A pretrained encoder's four Table 1 scorers on Tatoeba-36 without training (mean
+    pooling and BERT-score, without and with the normalisation): one process, one encoding
+    of the sentences, each scorer written as its own run."""
     input:
         tatoeba=ALIGNER_TATOEBA,
         encoder=lambda wildcards: aligner_runs.encoder_input(
-            ALIGNER,
-            aligner_runs.Run.parse(wildcards.run).fixed["encoder"],
-            ALIGNER_STAND_IN,
+            ALIGNER, wildcards.encoder, ALIGNER_STAND_IN
         ),
     output:
-        os.path.join(ALIGNER_UNSUP, "metrics.json"),
+        expand(
+            ALIGNER_UNSUP_METRICS,
+            similarity=aligner_runs.SIMILARITIES,
+            norm=aligner_runs.NORMS,
+            allow_missing=True,
+        ),
     log:
-        log_path(ALIGNER_CHAPTER, "{run}", "evaluate"),
+        log_path(ALIGNER_CHAPTER, "unsup-{encoder}", "evaluate"),
     wildcard_constraints:
-        run=aligner_runs.alternatives(aligner_runs.unsupervised()),
+        encoder=aligner_runs.alternatives(list(aligner_runs.ENCODERS)),
     conda:
         MLREP_ENV
     threads: job_threads("gpu_eval")
@@ -134,19 +143,22 @@ rule onealigner_evaluate_unsupervised:
     params:
         code=code_version("embed align-evaluate"),
         encoder=lambda wildcards: aligner_runs.encoder(
-            ALIGNER,
-            aligner_runs.Run.parse(wildcards.run).fixed["encoder"],
-            ALIGNER_STAND_IN,
+            ALIGNER, wildcards.encoder, ALIGNER_STAND_IN
         ),
         flags=lambda wildcards: flags_from(
-            aligner_runs.evaluate_values(ALIGNER, wildcards.run)
+            aligner_runs.grid_values(ALIGNER, wildcards.encoder)
+        ),
+        # templates of {similarity} and {norm}, which the verb fills per scorer
+        run=lambda wildcards: aligner_runs.unsup_template(wildcards.encoder),
+        out=lambda wildcards: ALIGNER_UNSUP_METRICS.format(
+            encoder=wildcards.encoder, similarity="{similarity}", norm="{norm}"
         ),
         seed=aligner_runs.UNTRAINED_SEED,
         section=f"{ALIGNER_CHAPTER}.evaluate",
         scale=CFG["scale"],
     shell:
         "mlrep embed align-evaluate --section {params.section} --encoder {params.encoder} "
-        "--tatoeba {input.tatoeba} --out {output} --run {wildcards.run} "
+        "--tatoeba {input.tatoeba} --grid --out '{params.out}' --run '{params.run}' "
         "--seed {params.seed} --threads {threads} --scale {params.scale} {params.flags} "
         "> {log} 2>&1"
 

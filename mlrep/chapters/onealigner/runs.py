@@ -19,7 +19,8 @@ rows and the rules' wildcards use:
 `planned_runs` lists what a scale runs: ``en_languages``, ``ne_pairs`` and ``top_ks`` are the
 lists the tiny scale trims (the report marks the rest "not run"). The fine-tuned runs start
 from encoder ``finetune_encoder``; every training run's flags are `finetune_values`, every
-evaluation's `evaluate_values`.
+evaluation's `evaluate_values` (an encoder's four unsupervised runs are scored in one process:
+`unsup_template`, `grid_values`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlrep.cliutil import flags_from
+from mlrep.embed.settings import NORMS
 from mlrep.errors import MlrepError
 
 SECTION = "onealigner"
@@ -42,7 +44,6 @@ ALL_RUN = "all"
 NOBUDGET_RUN = "all-nobudget"
 ENCODERS = ("mbert", "xlmr-base", "xlmr-large")  # Table 1's column groups
 SIMILARITIES = ("avg", "bertscore")  # run-name token -> AlignEvaluateSettings.similarity
-NORMS = ("raw", "norm")  # without / with the in-batch normalisation
 UNTRAINED_SEED = 0  # the seed folder of the unsupervised runs (nothing seeded trains them)
 
 _LANG = r"[A-Za-z][A-Za-z_]*"
@@ -96,7 +97,13 @@ class Run:
 
 
 def unsup_run(encoder: str, similarity: str, norm: bool) -> str:
-    return f"{UNSUP_PREFIX}{encoder}-{similarity}-{NORMS[norm]}"
+    return unsup_template(encoder).format(similarity=similarity, norm=NORMS[norm])
+
+
+def unsup_template(encoder: str) -> str:
+    """An encoder's four Table 1 runs as one name with ``{similarity}`` and ``{norm}``: the
+    ``--run`` of `mlrep embed align-evaluate --grid`, which scores all four in one process."""
+    return f"{UNSUP_PREFIX}{encoder}-{{similarity}}-{{norm}}"
 
 
 def unsupervised() -> list[str]:
@@ -193,19 +200,24 @@ def finetune_values(section: Mapping[str, Any], run: str) -> dict[str, Any]:
 
 def evaluate_values(section: Mapping[str, Any], run: str) -> dict[str, Any]:
     """The `mlrep embed align-evaluate` settings of a run: the section's ``evaluate`` keys; for
-    an unsupervised run its encoder's layer, its similarity and α = 0 for ``raw``; for a
-    fine-tuned one the fine-tuned encoder's layer and BERT-score."""
+    an unsupervised run its encoder's `grid_values`, its similarity and α = 0 for ``raw``; for
+    a fine-tuned one the fine-tuned encoder's layer and BERT-score."""
     parsed = Run.parse(run)
-    values = dict(section["evaluate"])
     if parsed.kind == "unsup":
-        encoder = parsed.fixed["encoder"]
-        values |= {"layer": section["encoders"][encoder]["layer"]}
+        values = grid_values(section, parsed.fixed["encoder"])
         values |= {"similarity": parsed.fixed["similarity"]}
         if not parsed.fixed["norm"]:
             values["alpha"] = 0.0
         return values
     layer = section["encoders"][section["finetune_encoder"]]["layer"]
-    return values | {"layer": layer, "similarity": "bertscore"}
+    return dict(section["evaluate"]) | {"layer": layer, "similarity": "bertscore"}
+
+
+def grid_values(section: Mapping[str, Any], encoder: str) -> dict[str, Any]:
+    """The settings of `align-evaluate --grid` over an encoder's four unsupervised runs: the
+    section's ``evaluate`` keys (``alpha``: the normalised runs') and the encoder's layer;
+    the grid sets each run's similarity and α as `evaluate_values` does."""
+    return dict(section["evaluate"]) | {"layer": section["encoders"][encoder]["layer"]}
 
 
 def alternatives(names: list[str]) -> str:
