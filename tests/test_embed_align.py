@@ -358,7 +358,7 @@ def test_the_cli_grid_writes_each_scorer_as_its_own_run(encoder_folder, tmp_path
     args = ["embed", "align-evaluate", "--section", "onealigner", "--scale", "tiny"]
     args += ["--encoder", str(encoder_folder), "--tatoeba", str(tatoeba), "--seed", "0"]
     args += ["--layer", "1", "--alpha", "0.75", "--max-tokens", "100", "--eval-batch", "16"]
-    args += ["--encode-batch-size", "8", "--tatoeba-pairs", "0", "--pairs-split", "test"]
+    args += ["--encode-batch-size", "8", "--tatoeba-pairs", "0"]
     # a --run without {norm} would write two scorers under one name
     assert cli.main([*args, "--grid", "--run", "unsup-{similarity}", "--out", out]) == 2
     assert "must hold {similarity} and {norm}" in capsys.readouterr().err

@@ -123,9 +123,9 @@ def _write(out: Path, run: str, seed: int, scale: str, found: Scores) -> None:
 def _check_grid(args: argparse.Namespace) -> None:
     """--grid scores Tatoeba alone, into one run and file per scorer: --run and --out must
     name each by its {similarity} and {norm}, or the four would overwrite one another."""
-    if args.tatoeba is None or args.pairs_folder is not None or args.bucc is not None:
+    if args.tatoeba is None or args.new_tatoeba is not None or args.bucc is not None:
         raise UsageError(
-            "--grid scores --tatoeba alone: give --tatoeba, not --pairs-folder or --bucc"
+            "--grid scores --tatoeba alone: give --tatoeba, not --new-tatoeba or --bucc"
         )
     for name, template in (("--run", args.run), ("--out", str(args.out))):
         if not all(f"{{{key}}}" in template for key in GRID_KEYS):
