@@ -144,7 +144,7 @@ def test_a_chunked_run_trains_as_the_whole_batch(prepared, tmp_path, monkeypatch
         *args, settings(8, lr=1e-2, chunk_size=5), pairs, vectors, tmp_path / "chunked", log=str
     )
     assert calls == [5] * 8
-    for term in ("ams", "fd", "ld"):  # each: the whole loss is FD's at this scale
+    for term in ("ams", "fd", "ld"):  # each term: their sum is mostly FD, hiding the others
         whole, chunked = (distill.losses(tmp_path / run, term) for run in ("whole", "chunked"))
         np.testing.assert_allclose(chunked, whole, rtol=1e-4, err_msg=term)
 
