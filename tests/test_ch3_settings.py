@@ -8,7 +8,7 @@ import pytest
 
 from mlrep.chapters.ch3_lealla import runs
 from mlrep.config import load, load_yaml
-from mlrep.embed.settings import DistillConfig, StudentConfig, TrainSettings
+from mlrep.embed.settings import DistillConfig, DistillTrainSettings, StudentConfig
 from tests.conftest import REPO
 
 
@@ -27,8 +27,9 @@ def test_full_scale_trains_the_thesis_shapes_with_the_width_schedule():
     assert (large["lr"], large["steps"]) == (5e-4, 200_000)  # d_h 256: narrow lr, long run
     wide = runs.run_values(full, "arch-3")
     assert (wide["dim"], wide["lr"], wide["steps"]) == (384, 1e-3, 200_000)
-    # 8 GPUs x 1,024 pairs: the TPU pod's 8,192 per update
-    assert small["batch_size"] * small["gpus"] == 8192
+    # the TPU pod's 8,192 pairs per update, one batch on one GPU by gradient caching
+    assert (small["batch_size"], small["gpus"], small["chunk_size"]) == (8192, 1, 1024)
+    assert section("tiny")["train"]["chunk_size"] == 0
 
 
 @pytest.mark.parametrize("scale", ["tiny", "full"])
@@ -37,7 +38,9 @@ def test_every_planned_student_builds_valid_settings(scale):
     its shrunk shape is a valid encoder."""
     values = section(scale)
     fields = {
-        f for cls in (StudentConfig, DistillConfig, TrainSettings) for f in cls.__dataclass_fields__
+        f
+        for cls in (StudentConfig, DistillConfig, DistillTrainSettings)
+        for f in cls.__dataclass_fields__
     }
     for run in runs.trained(values):
         settings = runs.run_values(values, run)

@@ -105,10 +105,13 @@ def test_full_scale_plans_the_forty_trainings_on_gpus(tmp_path):
     (reduce,) = planned["ch3_reduce"]
     assert "--dims 512 384 256 192 128 64 32 " in reduce.text  # 7 widths: 33 + 7 = 40
     assert "--steps 5000 " in reduce.text
+    assert "--batch-size 8192 " in reduce.text and "--chunk-size" not in reduce.text
     for job in planned["ch3_distill"]:
         run = job.values("wildcards")["run"]
         assert job.values("resources")["gpu"] == "1", run
-        assert "--batch-size 1024 " in job.text and "--gpus 8 " in job.text
+        # the thesis's 8,192-pair batch on one GPU, by gradient caching 1,024 rows at a time
+        for flag in ("--batch-size 8192 ", "--gpus 1 ", "--chunk-size 1024 "):
+            assert flag in job.text, (run, flag)
     (small,) = [j for j in planned["ch3_distill"] if j.values("wildcards")["run"] == "lealla-small"]
     for flag in ("--layers 24 ", "--dim 128 ", "--heads 8 ", "--steps 100000 ", "--lr 0.0005 "):
         assert flag in small.text, flag

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from mlrep.embed import data, distill, evaluate, reduce, teacher
-from mlrep.embed.settings import DistillConfig, StudentConfig, TrainSettings
+from mlrep.embed.settings import DistillConfig, DistillTrainSettings, StudentConfig
 from mlrep.embed.teacher import TeacherPairs
 from tests.learning import assert_improves, assert_loss_falls
 from tests.test_embed_train import SETTINGS, WORDS, write_corpus
@@ -54,10 +54,12 @@ def student(info, **values) -> StudentConfig:
     return StudentConfig(vocab_size=info["vocab_size"], max_tokens=12, **(shape | values))
 
 
-def settings(steps: int, batch_size: int = 16, lr: float = 1e-3, seed: int = 1) -> TrainSettings:
-    return TrainSettings(
+def settings(
+    steps: int, batch_size: int = 16, lr: float = 1e-3, seed: int = 1, chunk_size: int = 0
+) -> DistillTrainSettings:
+    return DistillTrainSettings(
         steps=steps, batch_size=batch_size, lr=lr, warmup=0, weight_decay=0.01,
-        checkpoint_every=4, seed=seed,
+        checkpoint_every=4, seed=seed, chunk_size=chunk_size,
     )  # fmt: skip
 
 
@@ -123,6 +125,28 @@ def test_distillation_is_deterministic_and_resume_is_bit_identical(prepared, tmp
     assert all(torch.equal(a[k], b[k]) for k in a) and resumed["final_loss"] == whole["final_loss"]
     assert whole["parameters"] > whole["encoder_parameters"] > 0
     assert whole["sentences_per_second"] > 0
+
+
+def test_a_chunked_run_trains_as_the_whole_batch(prepared, tmp_path, monkeypatch):
+    """chunk_size < batch_size runs gradient caching (mlrep/train/grad_cache.py, its exactness
+    tested there); without dropout its updates are the whole batch's, so the curves agree."""
+    folder, info = prepared
+    pairs, vectors = data.PairArrays.load(folder / "train.npz"), cached(folder, "train")
+    calls = []
+    backward = distill.grad_cache.backward
+    monkeypatch.setattr(
+        distill.grad_cache, "backward", lambda *a: calls.append(a[-1]) or backward(*a)
+    )
+    args = (student(info, dropout=0.0, attention_dropout=0.0), OBJECTIVE)
+    distill.run(*args, settings(8, lr=1e-2), pairs, vectors, tmp_path / "whole", log=str)
+    assert calls == []
+    distill.run(
+        *args, settings(8, lr=1e-2, chunk_size=5), pairs, vectors, tmp_path / "chunked", log=str
+    )
+    assert calls == [5] * 8
+    for term in ("ams", "fd", "ld"):  # each term: their sum is mostly FD, hiding the others
+        whole, chunked = (distill.losses(tmp_path / run, term) for run in ("whole", "chunked"))
+        np.testing.assert_allclose(chunked, whole, rtol=1e-4, err_msg=term)
 
 
 def noisy_pairs(count: int, seed: int) -> TeacherPairs:

@@ -61,7 +61,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("embed", "distill"): [
         (embed.StudentConfig, embed.STUDENT_FROM_DATA),
         (embed.DistillConfig, embed.DISTILL_FROM_DATA),
-        (embed.TrainSettings, embed.VERB_SET),
+        (embed.DistillTrainSettings, embed.VERB_SET),
     ],
     ("embed", "reduce"): [
         (embed.ReduceSettings, ()),

@@ -163,7 +163,7 @@ def _distill(args: argparse.Namespace) -> int:
     )
     _, settings = settings_from(
         args,
-        embed_settings.TrainSettings,
+        embed_settings.DistillTrainSettings,
         (f"{args.section}.train",),
         seed=args.seed,
         threads=args.threads,
@@ -501,7 +501,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     add_options(dst, embed_settings.StudentConfig, skip=embed_settings.STUDENT_FROM_DATA)
     add_options(dst, embed_settings.DistillConfig, skip=embed_settings.DISTILL_FROM_DATA)
-    add_options(dst, embed_settings.TrainSettings, skip=embed_settings.VERB_SET)
+    add_options(dst, embed_settings.DistillTrainSettings, skip=embed_settings.VERB_SET)
     dst.set_defaults(func=_distill)
 
     red = sub.add_parser(

@@ -15,8 +15,10 @@ the two feature-distillation patterns of Appendix A.1:
 The teacher's vectors come from its cache (`mlrep.embed.teacher`), so a step costs only the
 student. AMS's in-batch negatives are every process's ``batch_size`` pairs when a process group
 runs (`mlrep.train.distributed.gather_processes`, as LaBSE's devices share theirs), and the
-process's own batch otherwise. Batches, learning rate and dropout are functions of (seed,
-step), as in `mlrep.embed.train`, so a resumed run is bit-identical.
+process's own batch otherwise. A batch too large for the device's activations runs by
+gradient caching (`mlrep.train.grad_cache`, ``chunk_size`` rows of the student at a time): the
+loss and its gradients are still those of the whole batch. Batches, learning rate and dropout
+are functions of (seed, step), as in `mlrep.embed.train`, so a resumed run is bit-identical.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from torch import nn
 from mlrep.device import visible
 from mlrep.embed import objectives, reduce
 from mlrep.embed.data import PairArrays
-from mlrep.embed.settings import DistillConfig, EmsConfigError, StudentConfig, TrainSettings
+from mlrep.embed.settings import DistillConfig, DistillTrainSettings, EmsConfigError, StudentConfig
 from mlrep.embed.student import Student, parameter_counts
 from mlrep.embed.teacher import TeacherPairs
 from mlrep.embed.train import (
@@ -48,6 +50,7 @@ from mlrep.embed.train import (
     train_steps,
 )
 from mlrep.io import atomic_write_text
+from mlrep.train import grad_cache
 from mlrep.train.checkpoint import Checkpoints
 from mlrep.train.distributed import gather_processes
 
@@ -77,8 +80,15 @@ class DistillModel(nn.Module):
         self, src: torch.Tensor, tgt: torch.Tensor, t_src: torch.Tensor, t_tgt: torch.Tensor
     ) -> dict[str, torch.Tensor]:
         """Each term of the objective for a batch of pairs and its weighted sum ``loss``."""
+        return self.head_terms(self.student(src), self.student(tgt), t_src, t_tgt)
+
+    def head_terms(
+        self, src: torch.Tensor, tgt: torch.Tensor, t_src: torch.Tensor, t_tgt: torch.Tensor
+    ) -> dict[str, torch.Tensor]:
+        """`loss_terms` from the student's pooled vectors of the pairs: the part of the loss
+        gradient caching (`mlrep.train.grad_cache`) runs once over the whole batch."""
         config = self.objective
-        pooled = self.student(src), self.student(tgt)
+        pooled = src, tgt
         if self.widen is not None:
             wide = self.widen(pooled[0]), self.widen(pooled[1])
             x, y = self.narrow(wide[0]), self.narrow(wide[1])
@@ -113,7 +123,7 @@ class DistillModel(nn.Module):
 def run(
     student: StudentConfig,
     objective: DistillConfig,
-    settings: TrainSettings,
+    settings: DistillTrainSettings,
     pairs: PairArrays,
     teacher: TeacherPairs,
     out: Path,
@@ -160,8 +170,17 @@ def run(
         batch = pairs.batch(rows, devices.device)
         t_src = torch.from_numpy(teacher.src[rows]).to(devices.device)
         t_tgt = torch.from_numpy(teacher.tgt[rows]).to(devices.device)
-        terms = model.loss_terms(batch.src, batch.tgt, t_src, t_tgt)
-        terms["loss"].backward()
+        if 0 < settings.chunk_size < len(rows):
+            terms = {}
+
+            def loss(pooled: list[torch.Tensor]) -> torch.Tensor:
+                terms.update(model.head_terms(*pooled, t_src, t_tgt))
+                return terms["loss"]
+
+            grad_cache.backward(model.student, (batch.src, batch.tgt), loss, settings.chunk_size)
+        else:
+            terms = model.loss_terms(batch.src, batch.tgt, t_src, t_tgt)
+            terms["loss"].backward()
         optimizer.step()
         elapsed.append(time.perf_counter() - began)
         values = [terms[t].item() if t in terms else float("nan") for t in TERMS]

@@ -28,6 +28,10 @@ def _positive(help_text: str) -> dict[str, typing.Any]:
     return {"type": positive_int, "help": help_text}
 
 
+def _non_negative(help_text: str) -> dict[str, typing.Any]:
+    return {"type": non_negative, "help": help_text}
+
+
 @dataclass(frozen=True)
 class EmsConfig:
     """Architecture and objective; params.yaml ``ch2_ems.model`` + ``objective`` + a run's keys.
@@ -90,6 +94,23 @@ class TrainSettings:
 
 
 VERB_SET = ("seed", "threads")  # settings fields the verbs set themselves, not params.yaml keys
+
+
+@dataclass(frozen=True)
+class DistillTrainSettings(TrainSettings):
+    """params.yaml ``ch3_lealla.train`` as `mlrep embed distill` reads it: `TrainSettings` plus
+    `chunk_size`, the student rows per pass of gradient caching (`mlrep.train.grad_cache`), so
+    a batch whose activations exceed the device is still one exact whole-batch update."""
+
+    chunk_size: int = field(
+        default=0,
+        metadata=_non_negative(
+            "student rows per pass (gradient caching; 0: the whole batch at once)"
+        ),
+    )
+
+
+DISTILL_ONLY = ("chunk_size",)  # DistillTrainSettings fields reduce (one dense layer) lacks
 
 
 @dataclass(frozen=True)

@@ -160,7 +160,7 @@ rule ch3_reduce:
         out=lambda wildcards, output: os.path.dirname(output.ladder),
         flags=flags_from(
             {
-                **LEALLA["train"],
+                **lealla_runs.reduce_train(LEALLA),
                 "lr": LEALLA["schedule"]["wide_lr"],
                 **LEALLA["reduce"],
                 **LEALLA["objective"],

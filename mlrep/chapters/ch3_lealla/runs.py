@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlrep.cliutil import flags_from
-from mlrep.embed.settings import LOSSES
+from mlrep.embed.settings import DISTILL_ONLY, LOSSES
 from mlrep.errors import MlrepError
 
 SECTION = "ch3_lealla"
@@ -304,6 +304,12 @@ def run_values(section: Mapping[str, Any], run: str) -> dict[str, Any]:
         **vars(shape),
         **settings,
     }
+
+
+def reduce_train(section: Mapping[str, Any]) -> dict[str, Any]:
+    """The section's ``train`` keys `mlrep embed reduce` reads: the student's gradient-caching
+    ``chunk_size`` left out (one dense layer on cached vectors fits any batch)."""
+    return {k: v for k, v in section["train"].items() if k not in DISTILL_ONLY}
 
 
 def pretrained_flags(section: Mapping[str, Any], run: str, cache: str) -> str:
