@@ -51,6 +51,7 @@ def _distill(prepared, cache, out, steps: int) -> list[str]:
     return [
         "embed", "distill", *COMMON, "--data", str(prepared), "--teacher-cache", str(cache),
         "--out", str(out), "--seed", "1", "--steps", str(steps), *STUDENT, *OBJECTIVE, *TRAIN,
+        "--chunk-size", "0",
     ]  # fmt: skip
 
 
