@@ -204,10 +204,9 @@ BENCHMARKS += ["--bucc-seed", "1", "--bucc-examples", "2", "--margin", "ratio", 
 BENCHMARKS += ["--block-size", "8"]
 
 
-def test_evaluate_scores_un_and_bucc_by_the_generic_benchmark_step(cached, tmp_path):
-    """The reduced teacher's UN and BUCC rows are exactly what `benchmarks.run` gives for the
-    teacher through that layer (not at full width), with BUCC's gold hidden among one-sided
-    sentences (4 of the 20 test segments)."""
+def _reduced(cached, tmp_path, dims: list[str]):
+    """The embedded-corpus layout (UN and BUCC read it) and a reduction ladder of `dims`
+    trained on the cached teacher: (prepared, cache, corpus, ladder)."""
     prepared, cache = cached
     corpus = tmp_path / "corpus"
     shutil.copytree(prepared.parent / "corpus", corpus)
@@ -215,9 +214,17 @@ def test_evaluate_scores_un_and_bucc_by_the_generic_benchmark_step(cached, tmp_p
     ladder = tmp_path / "reduce"
     assert cli.main([
         "embed", "reduce", *COMMON, "--data", str(prepared), "--teacher-cache", str(cache),
-        "--out", str(ladder), "--seed", "1", "--dims", "8", "--steps", "6", "--margin", "0.3",
-        "--temperature", "0.05", *TRAIN,
+        "--out", str(ladder), "--seed", "1", "--dims", *dims, "--steps", "6", "--margin",
+        "0.3", "--temperature", "0.05", *TRAIN,
     ]) == 0  # fmt: skip
+    return prepared, cache, corpus, ladder
+
+
+def test_evaluate_scores_un_and_bucc_by_the_generic_benchmark_step(cached, tmp_path):
+    """The reduced teacher's UN and BUCC rows are exactly what `benchmarks.run` gives for the
+    teacher through that layer (not at full width), with BUCC's gold hidden among one-sided
+    sentences (4 of the 20 test segments)."""
+    prepared, cache, corpus, ladder = _reduced(cached, tmp_path, ["8"])
     layer = ladder / "8" / reduce.MODEL_FILE
     out = tmp_path / "dr8" / "metrics.json"
     assert cli.main([
@@ -263,16 +270,7 @@ def test_evaluate_scores_a_ladder_in_one_process_encoding_each_benchmark_once(
     """Several widths in one call write what a call per width writes (metrics.json and
     benchmarks.json of each), while the teacher encodes each benchmark's sentences once for
     all of them, not once per width."""
-    prepared, cache = cached
-    corpus = tmp_path / "corpus"
-    shutil.copytree(prepared.parent / "corpus", corpus)
-    (corpus / benchmarks.CORPUS_MANIFEST).write_text("{}")  # the embedded corpus's layout
-    ladder = tmp_path / "reduce"
-    assert cli.main([
-        "embed", "reduce", *COMMON, "--data", str(prepared), "--teacher-cache", str(cache),
-        "--out", str(ladder), "--seed", "1", "--dims", "8", "4", "--steps", "6", "--margin",
-        "0.3", "--temperature", "0.05", *TRAIN,
-    ]) == 0  # fmt: skip
+    prepared, cache, corpus, ladder = _reduced(cached, tmp_path, ["8", "4"])
     tatoeba = _tatoeba(prepared, tmp_path / "tatoeba")
     encoded: list[int] = []
     load = teacher.load
