@@ -9,6 +9,7 @@ import yaml
 
 from mlrep.chapters.onealigner import runs
 from mlrep.config import load_yaml, resolve
+from mlrep.embed.align_data import pair_sentences
 from mlrep.embed.settings import AlignEvaluateSettings, scorer_grid
 from tests.conftest import REPO
 
@@ -73,7 +74,7 @@ def test_an_encoders_grid_scores_each_of_its_runs_as_the_run_alone(full, name):
 
 def test_fine_tuning_settings_are_the_runs_pairs_and_budget(full):
     assert runs.finetune_values(full, "en-de")["pairs"] == ["en-de"]
-    assert runs.finetune_values(full, "ne-de-fr")["pairs"] == ["de-fr"]
+    assert runs.finetune_values(full, "ne-de-fr")["pairs"] == ["deu-fra"]
     assert runs.data_key(full, "ne-de-fr") == "manual_tatoeba_challenge_v20210807"
     assert runs.data_key(full, "top4") == runs.data_key(full, "en-de") == "opus_opus100"
     top4 = runs.finetune_values(full, "top4")
@@ -95,6 +96,19 @@ def test_full_plans_the_papers_105_fine_tunings(full):
     assert "top1" not in tuned and {"en-es", "ne-fr-es", "top32"} <= set(tuned)
     assert len(runs.planned_runs(full)) == 12 + 105
     assert runs.full_protocol(full) == {"en-es", "ne-fr-es"}
+
+
+def test_full_non_english_pairs_are_found_under_the_tatoeba_challenges_names(full, tmp_path):
+    """The Tatoeba Challenge reader names its sets in ISO 639-3 (``train.deu-fra.deu``);
+    every Table 5 pair must reach its files under those names, in either order."""
+    for pair in full["ne_pairs"]:
+        (data_pair,) = runs.data_pairs(full, f"ne-{pair}")
+        a, b = sorted(data_pair.split("-"))
+        assert len(a) == len(b) == 3, pair
+        for lang in (a, b):
+            (tmp_path / f"train.{a}-{b}.{lang}").write_text(f"{lang} line\n", encoding="utf-8")
+        examples = pair_sentences(tmp_path, "train", data_pair)
+        assert examples.src == [f"{data_pair[:3]} line"], pair
 
 
 def test_tiny_trims_the_lists_but_keeps_the_top1_models():

@@ -188,14 +188,31 @@ def data_key(section: Mapping[str, Any], run: str) -> str:
     return section["ne_data" if Run.parse(run).kind == "ne" else "en_data"]
 
 
+def data_pairs(section: Mapping[str, Any], run: str) -> list[str]:
+    """The run's pairs as its dataset's files name them: a non-English pair's languages
+    through ``ne_codes`` (the Tatoeba Challenge's ``fra-spa`` for ``fr-es`` at full); the run
+    keeps its table name (``ne-fr-es``)."""
+    if Run.parse(run).kind != "ne":
+        return pairs(section, run)
+    codes = section["ne_codes"]
+    return [
+        "-".join(codes.get(lang, lang) for lang in pair.split("-")) for pair in pairs(section, run)
+    ]
+
+
 def finetune_values(section: Mapping[str, Any], run: str) -> dict[str, Any]:
     """The `mlrep embed align-finetune` settings of a run: the section's ``finetune`` keys, the
-    hidden layer of ``finetune_encoder``, the run's pairs, and ``budget`` (0, all examples,
+    hidden layer of ``finetune_encoder``, the run's `data_pairs`, and ``budget`` (0, all examples,
     for ``all-nobudget``)."""
     parsed = Run.parse(run)
     budget = 0 if parsed.name == NOBUDGET_RUN else section["budget"]
     layer = section["encoders"][section["finetune_encoder"]]["layer"]
-    return {**section["finetune"], "layer": layer, "pairs": pairs(section, run), "budget": budget}
+    return {
+        **section["finetune"],
+        "layer": layer,
+        "pairs": data_pairs(section, run),
+        "budget": budget,
+    }
 
 
 def evaluate_values(section: Mapping[str, Any], run: str) -> dict[str, Any]:
