@@ -16,9 +16,9 @@ On a GPU the timings wait for the device (`torch.cuda.synchronize`) before each 
 from __future__ import annotations
 
 import argparse
-import time
 
 import torch
+from _timing import clock
 
 from mlrep.embed.bertscore import score_matrix
 
@@ -35,14 +35,13 @@ def states(sentences: int, length: int, width: int, device: torch.device, seed: 
 def timed(device: torch.device, run) -> tuple[float, float]:
     """(seconds, peak GiB allocated on a GPU; 0 on the CPU) of `run()`."""
     if device.type == "cuda":
-        torch.cuda.synchronize(device)
         torch.cuda.reset_peak_memory_stats(device)
-    start = time.perf_counter()
+    start = clock(device)
     run()
+    seconds = clock(device) - start
     if device.type == "cuda":
-        torch.cuda.synchronize(device)
-        return time.perf_counter() - start, torch.cuda.max_memory_allocated(device) / 2**30
-    return time.perf_counter() - start, 0.0
+        return seconds, torch.cuda.max_memory_allocated(device) / 2**30
+    return seconds, 0.0
 
 
 def main() -> None:

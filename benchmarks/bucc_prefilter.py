@@ -19,11 +19,11 @@ from __future__ import annotations
 import argparse
 import resource
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from _timing import clock
 
 from mlrep.embed import bucc_filter
 from mlrep.evaluate import mining
@@ -49,12 +49,6 @@ def side(args: argparse.Namespace, seed: int, gold: int):
             states[:copied] = source[:copied] + 0.5 * states[:copied]
             mask[:copied] = source_mask[:copied]
         yield states.to(args.device), mask.to(args.device)
-
-
-def clock(device: torch.device) -> float:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    return time.perf_counter()
 
 
 def main() -> None:

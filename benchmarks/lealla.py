@@ -18,9 +18,9 @@ so they measure the kernels and not their launch.
 from __future__ import annotations
 
 import argparse
-import time
 
 import torch
+from _timing import clock
 
 from mlrep.embed.distill import DistillModel
 from mlrep.embed.settings import DistillConfig, StudentConfig
@@ -46,11 +46,6 @@ def measure(name: str, loss: str, args: argparse.Namespace) -> dict:
     teacher = torch.nn.functional.normalize(torch.randn(2, args.pairs, TEACHER_DIM), dim=-1)
     teacher = teacher.to(device)
 
-    def clock() -> float:
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        return time.perf_counter()
-
     def update() -> None:
         optimizer.zero_grad()
         model.loss_terms(src, tgt, teacher[0], teacher[1])["loss"].backward()
@@ -58,18 +53,18 @@ def measure(name: str, loss: str, args: argparse.Namespace) -> dict:
 
     model.train()
     update()  # warm-up: allocation and first-call costs
-    began = clock()
+    began = clock(device)
     for _ in range(args.steps):
         update()
-    train_rate = 2 * args.pairs * args.steps / (clock() - began)
+    train_rate = 2 * args.pairs * args.steps / (clock(device) - began)
     model.eval()
     batch = torch.cat([src, tgt])
     with torch.inference_mode():
         model.embed(batch)
-        began = clock()
+        began = clock(device)
         for _ in range(args.steps):
             model.embed(batch)
-        encode_rate = len(batch) * args.steps / (clock() - began)
+        encode_rate = len(batch) * args.steps / (clock(device) - began)
     counts = parameter_counts(model.student.bert)
     return {"train": train_rate, "encode": encode_rate, **counts}
 
