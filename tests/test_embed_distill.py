@@ -218,6 +218,9 @@ def test_syn_distils_through_the_reduction_layer_with_the_real_muse_teacher(prep
     wrong = dataclasses.replace(objective, teacher_dim=64)
     with pytest.raises(distill.EmsConfigError, match="cached teacher vectors are 512-d"):
         distill.run(student(info), wrong, settings(2), pairs, vectors, tmp_path / "w", log=str)
+    eight = dataclasses.replace(settings(2), gpus=8)  # would silently train 1/8 of the batch
+    with pytest.raises(distill.EmsConfigError, match="set gpus: 1"):
+        distill.run(student(info), objective, eight, pairs, vectors, tmp_path / "g", log=str)
 
 
 def test_both_trainers_put_the_model_and_batches_on_the_jobs_gpu(prepared, tmp_path, monkeypatch):

@@ -141,6 +141,12 @@ def run(
             f"teacher_dim {objective.teacher_dim} but the cached teacher vectors are "
             f"{teacher.dim}-d; set teacher_dim from the cache"
         )
+    if settings.gpus != 1:
+        raise EmsConfigError(
+            f"gpus {settings.gpus}: distillation runs in one process, so batch_size is already "
+            "the global batch (the thesis's 8 GPUs × 1,024 pairs is batch_size 8192, fitted on "
+            "one device by chunk_size); set gpus: 1 and the whole batch in batch_size"
+        )
     devices = visible()
     seed_everything(settings.seed, settings.threads, devices.device)
     model = DistillModel(student, objective)
