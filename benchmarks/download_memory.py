@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import os
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from _timing import in_child
 
 CHILD = r"""
 import json, resource, sys, time, urllib.request
@@ -55,16 +54,6 @@ class _Quiet(SimpleHTTPRequestHandler):
         pass
 
 
-def _measure(mode: str, url: str, out: Path) -> dict:
-    result = subprocess.run(
-        [sys.executable, "-c", CHILD, mode, url, str(out)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=256)
@@ -83,7 +72,7 @@ def main() -> None:
         try:
             for mode in ("baseline", "mlrep", "reference"):
                 started = time.perf_counter()
-                row = _measure(mode, url, Path(tmp) / mode)
+                row = in_child(CHILD, mode, url, str(Path(tmp) / mode))
                 rate = args.size_mb / row["seconds"] if mode != "baseline" else float("nan")
                 print(
                     f"{mode:<10} peak RSS {row['peak_rss_mb']:8.1f} MiB   "

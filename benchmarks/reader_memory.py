@@ -19,11 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import lzma
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _timing import in_child
 
 CHILD = r"""
 import json, lzma, resource, sys, time
@@ -61,16 +61,6 @@ def _write_corpus(path: Path, lines: int) -> int:
     return path.stat().st_size
 
 
-def _measure(mode: str, raw: Path, out: Path) -> dict:
-    result = subprocess.run(
-        [sys.executable, "-c", CHILD, mode, str(raw), str(out)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
@@ -89,7 +79,7 @@ def main() -> None:
         )
         for mode in ("baseline", "mlrep", "reference"):
             started = time.perf_counter()
-            row = _measure(mode, raw, Path(tmp) / mode)
+            row = in_child(CHILD, mode, str(raw), str(Path(tmp) / mode))
             rate = text_mb / row["seconds"] if mode != "baseline" else float("nan")
             print(
                 f"{mode:<10} peak RSS {row['peak_rss_mb']:8.1f} MiB   "
