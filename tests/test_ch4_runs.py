@@ -48,6 +48,7 @@ def published(table_id: str) -> dict[tuple[str, str, str], str]:
 
 def test_full_plans_table_4_2s_37_pretrainings():
     planned = runs.planned_pretrainings(FULL)
+    assert planned == list(runs.pretrainings()), "full runs the whole inventory"
     assert len(planned) == len(set(planned)) == 37
     pairs = Counter(runs.pretraining(r).pair for r in planned)
     assert pairs == {"jaen": 22, "jazh": 10, "enko": 5}
@@ -59,6 +60,7 @@ def test_full_plans_table_4_2s_37_pretrainings():
 
 def test_full_plans_every_published_cell_once_and_400_or_more_finetunes():
     planned = runs.planned_finetunes(FULL)
+    assert planned == list(runs.finetunes()), "full runs the whole inventory"
     assert len(planned) == len(set(planned)) >= 400
     filled: dict[tuple[str, str, str, str], str] = {}
     for run in planned:
@@ -274,3 +276,31 @@ def test_a_plan_missing_a_key_names_it():
     bad = {k: v for k, v in TINY.items() if k != "directions"}
     with pytest.raises(settings.Ch4SettingsError, match=r"missing \['directions'\]"):
         runs.planned_pretrainings(bad)
+
+
+def test_a_plan_runs_exactly_what_it_lists():
+    trimmed = {
+        **copy.deepcopy(TINY),
+        "pretrained": {"jaen": ["jass"], "jazh": ["mass"]},
+        "baselines": ["vanilla"],
+        "directions": ["ja-en", "zh-ja"],
+    }
+    assert runs.planned_pretrainings(trimmed) == ["jaen-jass", "jazh-mass"]
+    assert runs.planned_finetunes(trimmed) == [
+        "aspec_je.ja-en.3k.vanilla",
+        "aspec_je.ja-en.10k.vanilla",
+        "aspec_je.ja-en.3k.jaen-jass",
+        "aspec_je.ja-en.10k.jaen-jass",
+        "aspec_jc.zh-ja.3k.vanilla",
+        "aspec_jc.zh-ja.10k.vanilla",
+        "aspec_jc.zh-ja.3k.jazh-mass",
+        "aspec_jc.zh-ja.10k.jazh-mass",
+    ]
+    assert runs.finetunes_of(trimmed, "jazh-mass") == [
+        "aspec_jc.zh-ja.3k.jazh-mass",
+        "aspec_jc.zh-ja.10k.jazh-mass",
+    ]
+    for scale in (TINY, FULL):
+        listed = {(p, n) for p, names in scale["pretrained"].items() for n in names}
+        planned = [runs.pretraining(r) for r in runs.planned_pretrainings(scale)]
+        assert {(r.pair, r.model.name) for r in planned} == listed
