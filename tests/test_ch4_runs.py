@@ -304,3 +304,21 @@ def test_a_plan_runs_exactly_what_it_lists():
         listed = {(p, n) for p, names in scale["pretrained"].items() for n in names}
         planned = [runs.pretraining(r) for r in runs.planned_pretrainings(scale)]
         assert {(r.pair, r.model.name) for r in planned} == listed
+
+
+def test_pretrainings_fill_the_accuracy_tables_where_they_train_the_task():
+    filled = {
+        (c.table, c.row, c.column): run
+        for run in runs.planned_pretrainings(FULL)
+        for c in runs.pretraining_cells(run)
+    }
+    for table_id in ("thesis-table-4.12", "thesis-table-4.13"):
+        for (_, row, column), value in published(table_id).items():
+            assert ((table_id, row, column) in filled) == (number(value) is not None), (
+                table_id,
+                row,
+                column,
+            )
+    assert filled[("thesis-table-4.12", "4", "BRSS")] == "jaen-jass"
+    assert filled[("thesis-table-4.13", "2", "Overall")] == "jaen-pmass-p"
+    assert runs.pretraining_cells("jazh-jass") == ()

@@ -30,6 +30,7 @@ from typing import Any
 
 from mlrep.chapters.ch4_jass import settings
 from mlrep.errors import MlrepError
+from mlrep.text.pretrain_tasks import expand_tasks
 
 PAIRS = {"jaen": ("ja", "en"), "jazh": ("ja", "zh"), "enko": ("en", "ko")}
 ONLY_MASS = frozenset({"zh", "ko"})  # [T] Chinese and Korean are pre-trained on MASS alone
@@ -62,6 +63,7 @@ class Model:
         return {"ja": self.ja, "en": self.en}[lang]
 
 
+# the pair models that train a model
 JE, JEC, JEK = ("jaen",), ("jaen", "jazh"), ("jaen", "enko")
 MODELS: tuple[Model, ...] = (
     Model("mass", "1", "MASS", MASS, MASS, ("jaen", "jazh", "enko")),
@@ -181,7 +183,7 @@ class Column:
     corpus: str
     direction: str
     size: str
-    metric: str = "bleu"  # bleu | laser | adequacy | fluency
+    metric: str = "bleu"  # bleu | laser | adequacy | fluency | accuracy
 
 
 @dataclass(frozen=True)
@@ -328,6 +330,34 @@ GRIDS: tuple[Grid, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class AccuracyTable:
+    """Tables 4.12/4.13: ja-en pre-trained models' teacher-forced token accuracy on one
+    language's pre-training pairs, over all their tasks (``Overall``) and per task (a column
+    per task; "-" where the model does not train it)."""
+
+    table: str
+    lang: str
+    rows: tuple[tuple[str, str], ...]
+    tasks: dict[str, str]  # column label -> task; "" for Overall
+
+
+ACCURACY = (
+    AccuracyTable(
+        "thesis-table-4.12",
+        "ja",
+        tuple((m.number, m.name) for m in MODELS if m.number in tuple("1234567")),
+        {"Overall": "", "MASS": "mass", "BMASS": "bmass", "BRSS": "brss.f"},
+    ),
+    AccuracyTable(
+        "thesis-table-4.13",
+        "en",
+        (("1", "mass"), ("2", "pmass-p"), ("3", "hfss"), ("4", "enss")),
+        {"Overall": "", "MASS": "mass", "PMASS": "pmass.p", "HFSS": "hfss"},
+    ),
+)
+
+
 def model(name: str) -> Model:
     if name not in MODEL_BY_NAME:
         raise Ch4RunError(f"no Chapter 4 model {name!r}; choose from {', '.join(MODEL_BY_NAME)}")
@@ -393,6 +423,23 @@ def pretraining(run_id: str) -> PreTraining:
             f"no Chapter 4 pre-training {run_id!r}; choose from {', '.join(pretrainings())}"
         )
     return pretrainings()[run_id]
+
+
+def pretraining_cells(run_id: str) -> tuple[Cell, ...]:
+    """The published cells of a pre-training (Tables 4.12/4.13: ja-en models only)."""
+    run = pretraining(run_id)
+    out = []
+    for table in ACCURACY:
+        for row, name in table.rows:
+            if (run.pair, run.model.name) != ("jaen", name):
+                continue
+            tasks = expand_tasks(run.tasks(table.lang))
+            out += [
+                Cell(table.table, "#", row, column, "accuracy")
+                for column, task in table.tasks.items()
+                if not task or task in tasks
+            ]
+    return tuple(out)
 
 
 def side_tasks(run_id: str, lang: str) -> list[str]:
