@@ -232,9 +232,9 @@ def test_a_dictionary_of_another_size_is_refused(pretrained, tmp_path):
 
 
 def test_unknown_pieces_read_as_unk_and_are_counted(pretrained, tmp_path):
-    source = _write(tmp_path / "x.src", ["[BRSS] [En] zz w1 w2"])
-    target = _write(tmp_path / "x.tgt", ["w1 zz w2"])
+    source = _write(tmp_path / "x.src", ["[BRSS] [En] zz w1 yy w2"])
+    target = _write(tmp_path / "x.tgt", ["w1 zz yy w2"])
     result = evaluate(
         pretrained.trained / BEST, pretrained.data_bin, {"deshuffle": (source, target)}, 2
     )
-    assert result["tokens"]["deshuffle"] == 4 and result["unknown"]["deshuffle"] == 1
+    assert result["tokens"]["deshuffle"] == 5 and result["unknown"]["deshuffle"] == 2
