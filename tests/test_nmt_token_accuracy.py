@@ -14,7 +14,9 @@ import pytest
 import torch
 
 from mlrep.cli import main
+from mlrep.device import Devices
 from mlrep.io import atomic_write_text
+from mlrep.nmt import decode as decode_module
 from mlrep.nmt.decode import DecodeError, load_model
 from mlrep.nmt.prepare import _fairseq_preprocess
 from mlrep.nmt.token_accuracy import (
@@ -30,6 +32,7 @@ from mlrep.nmt.train import BEST, encoder_layers, train
 from mlrep.nmt.variant import Variant
 from mlrep.text.pretrain_pairs import Sentence, make_pairs
 from mlrep.text.pretrain_tasks import MASK, TASK_TAGS, TaskSettings, language_tag
+from tests.device_helpers import FakeCuda
 from tests.learning import assert_improves
 from tests.nmt_helpers import settings
 
@@ -179,6 +182,16 @@ def test_training_on_the_pairs_raises_the_accuracy(pretrained):
         higher_is_better=True,
         what="dev token accuracy",
     )
+
+
+def test_it_runs_on_the_jobs_gpu(pretrained, monkeypatch):
+    on_cpu = evaluate(pretrained.trained / BEST, pretrained.data_bin, pretrained.files, BATCH)
+    gpu = FakeCuda(monkeypatch)
+    monkeypatch.setattr(decode_module, "visible", lambda: Devices(1))
+    on_gpu = evaluate(pretrained.trained / BEST, pretrained.data_bin, pretrained.files, BATCH)
+    assert gpu.modules == ["VariantTransformer"] and on_gpu == on_cpu
+    batches = sum(-(-on_cpu["pairs"][task] // BATCH) for task in TASKS)
+    assert gpu.tensors == 3 * batches  # source tokens, source lengths, decoder input
 
 
 def test_the_verb_writes_the_metrics(pretrained, tmp_path, capsys):

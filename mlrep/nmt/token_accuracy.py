@@ -112,7 +112,7 @@ def tally(
                 scored[row, : len(flags)] = torch.tensor(flags)
             logits, _ = model(
                 src_tokens.to(device),
-                torch.tensor([len(s) for s in sources], device=device),
+                torch.tensor([len(s) for s in sources]).to(device),
                 previous.to(device),
             )
             right = (logits.argmax(-1).cpu() == gold) & scored
