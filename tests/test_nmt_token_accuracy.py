@@ -220,6 +220,9 @@ def test_pair_files_of_different_lengths_are_refused(pretrained, tmp_path):
     assert str(source) in str(error.value) and str(short) in str(error.value)
     assert "12 lines" in str(error.value) and "11" in str(error.value)
     assert "mlrep text pretrain-pairs" in str(error.value)
+    empty = (_write(tmp_path / "e.src", []), _write(tmp_path / "e.tgt", []))
+    with pytest.raises(TokenAccuracyError, match=f"{empty[0]}: no pairs"):
+        evaluate(pretrained.trained / BEST, pretrained.data_bin, {"mass": empty}, 2)
 
 
 def test_an_unknown_task_name_is_refused(pretrained):

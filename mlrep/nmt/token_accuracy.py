@@ -102,7 +102,7 @@ def tally(
             batch = pairs[start : start + batch_size]
             sources = [_ids(source_dict, s) for s, _ in batch]
             targets = [_ids(target_dict, t) for _, t in batch]
-            src_tokens = data_utils.collate_tokens(sources, source_dict.pad(), eos)
+            src_tokens = data_utils.collate_tokens(sources, source_dict.pad(), source_dict.eos())
             # the decoder's input: EOS, then the gold target without its own EOS
             previous = data_utils.collate_tokens(targets, pad, eos, move_eos_to_beginning=True)
             gold = data_utils.collate_tokens(targets, pad, eos)
