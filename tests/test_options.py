@@ -51,6 +51,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("nmt", "translate"): [(nmt.BeamSettings, ())],
     ("nmt", "states"): [(nmt.BeamSettings, ()), (nmt.StatesSettings, ())],
     ("nmt", "bleurt"): [(nmt.BleurtSettings, ())],
+    ("nmt", "token-accuracy"): [(nmt.TokenAccuracySettings, ())],
     ("nmt", "prepare"): [(nmt.DataSettings, ()), (nmt.DatasetSettings, ())],
     ("ch2", "prepare"): [(embed.PrepareSettings, embed.VERB_SET)],
     ("ch2", "train"): [(embed.EmsConfig, embed.FROM_DATA), (embed.TrainSettings, embed.VERB_SET)],

@@ -159,3 +159,51 @@ def test_reserved_tokens_in_the_corpus_are_refused(tmp_path):
     words = write(tmp_path / "words.en", ["fine", "a [M] here"])
     with pytest.raises(TextInputError, match=r"words.en:2: the words hold \[M\]"):
         read_sentences(words)
+
+
+# sentences whose words are distinct, so a word's place can be read off the words themselves
+REORDER_JA = [
+    JA[0],
+    "彼女 が 新しい 車 を 東京 で 買っ た 。",
+    "この 論文 は 新しい 手法 を 提案 する 。",
+    "学生 たち が 図書館 で 静か に 勉強 し て いる 。",
+    "今日 は 雨 なので 、 試合 が 中止 に なっ た 。",
+]
+REORDER_SPANS = [
+    JA_BUNSETSU[0],
+    "0:2 2:3 3:5 5:7 7:10",
+    "0:1 1:3 3:4 4:6 6:9",
+    "0:3 3:5 5:7 7:12",
+    "0:2 2:5 5:7 7:9 9:12",
+]
+
+
+def moved_ratio(source: list[str], target: list[str]) -> float:
+    """Share of the words whose place differs between the two sides, read off the words."""
+    moved = total = 0
+    for src, tgt in zip(source, target, strict=True):
+        reordered, original = src.split()[2:], tgt.split()  # the source's two tags off
+        assert sorted(reordered) == sorted(original) and len(set(original)) == len(original)
+        moved += sum(1 for a, b in zip(reordered, original, strict=True) if a != b)
+        total += len(original)
+    return moved / total
+
+
+def test_the_moved_word_ratio_is_the_share_of_words_out_of_place(tmp_path):
+    """The reordering statistic (thesis: BRSS 79.58%, Deshuffling 94.72% of the words move),
+    against the words of the written pairs; BRSS keeps は, punctuation and each segment's
+    last bunsetsu in place, so it moves fewer words than a random permutation."""
+    words, spans = japanese(tmp_path, REORDER_JA, REORDER_SPANS)
+    base = ["--input", str(words), "--bunsetsu", str(spans), "--lang", "ja", "--tasks"]
+    ratios = {}
+    for task in ("brss.f", "brss.r", "deshuffle"):
+        source, target = pairs(tmp_path, *base, task)
+        ratios[task] = meta(tmp_path / "pairs.src")["extra"]["moved_word_ratio"][task]
+        assert ratios[task] == pytest.approx(moved_ratio(source, target), abs=5e-5)
+    assert ratios["brss.f"] == ratios["brss.r"]
+    assert ratios["brss.f"] < ratios["deshuffle"] - 0.1
+    # the worked example by hand: ３つの and プロジェクトから and なる swap round, 6 of 10 words
+    japanese(tmp_path, JA[:1], JA_BUNSETSU[:1])  # over the same two files
+    source, target = pairs(tmp_path, *base, "brss.f")
+    assert moved_ratio(source, target) == 0.6
+    assert meta(tmp_path / "pairs.src")["extra"]["moved_word_ratio"] == {"brss.f": 0.6}

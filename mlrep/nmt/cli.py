@@ -3,7 +3,8 @@
 Generic NMT machinery, shared by the chapters that train fairseq models (7 and 8). Flags are
 the params.yaml keys of the chapter section named by ``--section``: ``data`` +
 ``datasets.<name>`` for prepare (which reads the shared preprocessing's subword files),
-``datasets.<name>`` + ``train`` for train, ``decode`` for translate and states. Rules
+``datasets.<name>`` + ``train`` for train, ``decode`` for translate and states,
+``token_accuracy`` for token-accuracy (Chapter 4's pre-trained models). Rules
 pass every value; a flag left out is read from ``--params``. What a run *is* (a Chapter 8
 system name, say) is the chapter's vocabulary: its home resolves a run to the generic options
 here (tag format, LayerNorm variant), and the rule passes them.
@@ -145,6 +146,29 @@ def _states(args: argparse.Namespace) -> int:
     return 0
 
 
+def _token_accuracy(args: argparse.Namespace) -> int:
+    import torch
+
+    from mlrep.nmt.settings import TokenAccuracySettings
+    from mlrep.nmt.token_accuracy import evaluate
+    from mlrep.nmt.train import BEST
+
+    torch.set_num_threads(args.threads)
+    scale, settings = settings_from(
+        args, TokenAccuracySettings, (f"{args.section}.token_accuracy",)
+    )
+    files = {}
+    for name, source, target in args.pairs:
+        if name in files:
+            raise UsageError(f"--pairs {name} is given twice: one pair of files per task")
+        files[name] = (Path(source), Path(target))
+    result = evaluate(args.model / BEST, args.data_bin, files, settings.batch_size)
+    result["scale"] = scale
+    atomic_write_text(args.out, json.dumps(result, indent=1) + "\n")
+    print(json.dumps({k: round(v, 2) for k, v in result["accuracy"].items()}))
+    return 0
+
+
 def _decoded(args: argparse.Namespace) -> list:
     """The directions translate wrote (every test direction, or the pivot's zero-shot ones)."""
     from mlrep.nmt.data import Direction, directions, read_stats
@@ -268,6 +292,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         DatasetSettings,
         DataSettings,
         StatesSettings,
+        TokenAccuracySettings,
         TrainSettings,
     )
     from mlrep.nmt.variant import PLACEMENTS
@@ -351,6 +376,27 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     st.add_argument("--hyp", type=Path, required=True, help="translate's output folder")
     add_options(st, StatesSettings)
     st.set_defaults(func=_states)
+
+    ta = sub.add_parser(
+        "token-accuracy",
+        parents=[base],
+        help="teacher-forced token accuracy on pre-training pairs (Tables 4.12, 4.13)",
+    )
+    ta.add_argument("--model", type=Path, required=True, help="checkpoint folder")
+    ta.add_argument(
+        "--data-bin", type=Path, required=True, help="the model's fairseq data-bin (dictionaries)"
+    )
+    ta.add_argument(
+        "--pairs",
+        nargs=3,
+        action="append",
+        required=True,
+        metavar=("TASK", "SOURCE", "TARGET"),
+        help="a task's `mlrep text pretrain-pairs` files (repeat per task)",
+    )
+    ta.add_argument("--out", type=Path, required=True, help="metrics JSON")
+    add_options(ta, TokenAccuracySettings)
+    ta.set_defaults(func=_token_accuracy)
 
     sc = sub.add_parser("score", parents=[base], help="sacreBLEU per direction")
     sc.add_argument("--data", type=Path, required=True)

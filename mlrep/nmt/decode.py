@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from mlrep.device import visible
 from mlrep.errors import MlrepError
@@ -25,22 +26,43 @@ class DecodeError(MlrepError):
     """Decoding lost or invented lines, or the model cannot be loaded."""
 
 
+def load_model(checkpoint: Path, data_bin: Path) -> tuple[Any, Any, Any]:
+    """(model in eval mode on the job's device, its fairseq task, that device) of a checkpoint
+    read with the dictionaries of `data_bin` (fairseq keeps none in the checkpoint).
+
+    Dictionaries of another size than the checkpoint's embeddings (another run's data-bin, or a
+    pre-trained model's data that lacks the fine-tuning symbols) are refused by name; fairseq's
+    own refusal lists parameter shapes only."""
+    os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    from fairseq import checkpoint_utils
+
+    import mlrep.nmt.interlingua  # noqa: F401 (registers every architecture)
+
+    if not checkpoint.exists():
+        raise DecodeError(f"{checkpoint}: no checkpoint; train the system first")
+    try:
+        models, _cfg, task = checkpoint_utils.load_model_ensemble_and_task(
+            [str(checkpoint)], arg_overrides={"data": str(data_bin)}
+        )
+    except RuntimeError as error:
+        shapes = [line.strip() for line in str(error).splitlines() if "embed_tokens" in line]
+        if not shapes:
+            raise
+        raise DecodeError(
+            f"{checkpoint}: its embeddings do not fit the dictionaries of {data_bin} "
+            f"({shapes[0]}); read it with the data-bin the model was trained on"
+        ) from None
+    device = visible().device
+    return models[0].eval().to(device), task, device
+
+
 class Translator:
     """A loaded checkpoint with its dictionary, on the job's device."""
 
     def __init__(self, checkpoint: Path, data_bin: Path, tag_format: str):
-        os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
-        from fairseq import checkpoint_utils
+        from mlrep.nmt.interlingua import InterlinguaEncoder
 
-        from mlrep.nmt.interlingua import InterlinguaEncoder  # registers every architecture
-
-        if not checkpoint.exists():
-            raise DecodeError(f"{checkpoint}: no checkpoint; train the system first")
-        models, _cfg, self.task = checkpoint_utils.load_model_ensemble_and_task(
-            [str(checkpoint)], arg_overrides={"data": str(data_bin)}
-        )
-        self.device = visible().device
-        self.model = models[0].eval().to(self.device)
+        self.model, self.task, self.device = load_model(checkpoint, data_bin)
         self.dictionary = self.task.target_dictionary
         self.tag_format = tag_format
         encoder = self.model.encoder

@@ -135,3 +135,10 @@ class BleurtSettings:
         metadata={"help": "hub id (lucadiliello/BLEURT-20) or local folder; empty: not run"}
     )
     batch_size: int = field(metadata={"type": positive_int, "help": "sentences per batch"})
+
+
+@dataclass(frozen=True)
+class TokenAccuracySettings:
+    """params.yaml ``token_accuracy``: the options of ``mlrep nmt token-accuracy``."""
+
+    batch_size: int = field(metadata={"type": positive_int, "help": "pairs per forward pass"})
