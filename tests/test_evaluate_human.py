@@ -66,14 +66,15 @@ def _export(test_set: dict, tag: str = "", seed: int = 1, n: int = 12, order=SYS
 
 
 def _rows(sheet: Path) -> list[dict[str, str]]:
-    with open(sheet, encoding="utf-8", newline="") as handle:
+    with open(sheet, encoding="utf-8-sig", newline="") as handle:
         return list(csv.DictReader(handle))
 
 
 def _write(sheet: Path, rows: list[dict[str, str]]) -> None:
+    """A sheet as a spreadsheet program saves CSV: a byte-order mark, CRLF line ends."""
     sheet.parent.mkdir(parents=True, exist_ok=True)
-    with open(sheet, "w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
+    with open(sheet, "w", encoding="utf-8-sig", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\r\n")
         writer.writeheader()
         writer.writerows(rows)
 
@@ -101,11 +102,12 @@ def _judge(exported: dict, scorer, out: Path) -> Path:
     return out
 
 
-def _aggregate(exported: dict, sheets: list[Path], results: Path, group="human/ja-zh") -> int:
-    out = results / CHAPTER / group
+def _aggregate(exported: dict, sheets: list[Path], results: Path, seed: int = 1) -> int:
+    group = "human/ja-zh"
     argv = ["eval", "human-aggregate", "--sheets", *map(str, sheets)]
     argv += ["--key", str(exported["key"]), "--section", CHAPTER, "--run-group", group]
-    return main([*argv, "--seed", "1", "--out", str(out), "--scale", "tiny"])
+    argv += ["--out", str(results / CHAPTER / group), "--scale", "tiny"]
+    return main([*argv, "--seed", str(seed)])
 
 
 # --- the scores of two judges with known per-system levels -------------------------------------
@@ -218,8 +220,12 @@ def test_unreturned_sheets_read_awaiting_in_the_table_then_the_scores(test_set, 
 
     returned = _judge(exported, lambda system, line: (3, 4), tmp_path / "back.csv")
     assert _aggregate(exported, [returned], results) == 0
+    # the judged seed's numbers, while another seed's outputs still wait for their judges
+    assert _aggregate(exported, [exported["sheet"]], results, seed=2) == 0
     assert cells()["Adequacy Ja-Zh"] == "3.00"
     assert cells()["Fluency Ja-Zh"] == "4.00"
+    long = csv_text(fill(definition, published, collect(results, "tiny")))
+    assert AWAITING not in long and ",measured" in long
 
 
 # --- bad input: each names the file, the line and the fix --------------------------------------

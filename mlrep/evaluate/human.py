@@ -30,7 +30,7 @@ from pathlib import Path
 
 from mlrep.cliutil import positive_int
 from mlrep.errors import MlrepError
-from mlrep.io import atomic_directory, atomic_write_text, read_lines
+from mlrep.io import atomic_write_text, read_lines
 from mlrep.report.metrics import METRICS_FILE, compile_template, write
 
 CRITERIA = ("adequacy", "fluency")
@@ -291,20 +291,19 @@ class Judged:
 
     def write_runs(self, out: Path, chapter: str, group: str, seed: int, scale: str) -> None:
         """One metrics.json per system, ``<out>/<system>/seed<seed>/``, run ``<group>/<system>``
-        (`out` replaced atomically as a whole)."""
-        with atomic_directory(out) as staging:
-            for system, values in self.metrics.items():
-                write(
-                    staging / system / f"seed{seed}" / METRICS_FILE,
-                    chapter,
-                    f"{group}/{system}",
-                    seed,
-                    scale,
-                    values,
-                    sentence_scores=self.sentence_scores.get(system),
-                    pending=self.pending,
-                    judges=self.judges,
-                )
+        (each written atomically; other seeds' files are left as they are)."""
+        for system, values in self.metrics.items():
+            write(
+                out / system / f"seed{seed}" / METRICS_FILE,
+                chapter,
+                f"{group}/{system}",
+                seed,
+                scale,
+                values,
+                sentence_scores=self.sentence_scores.get(system),
+                pending=self.pending,
+                judges=self.judges,
+            )
 
 
 def aggregate(sheets: list[Path], key_path: Path) -> Judged:
