@@ -43,7 +43,8 @@ def test_set(tmp_path) -> dict:
     folder = tmp_path / "test"
     folder.mkdir()
     source = folder / "test.ja"
-    source.write_text("".join(f"原文 {i} です\n" for i in range(LINES)), encoding="utf-8")
+    # commas and quotes: the CSV must quote them, not split the cell
+    source.write_text("".join(f'原文 {i}, "です"\n' for i in range(LINES)), encoding="utf-8")
     ref = folder / "test.zh"
     ref.write_text("".join(f"参考译文 {i}\n" for i in range(LINES)), encoding="utf-8")
     outputs = {}
@@ -167,7 +168,7 @@ def test_the_sheet_is_blind_and_its_key_kept_apart(test_set):
     systems = _systems_of(exported["key"])
     for row in rows:
         system, line = systems[row["item"], row["label"]]
-        assert row["source"] == f"原文 {line - 1} です"
+        assert row["source"] == f'原文 {line - 1}, "です"'
         assert row["output"] == f"译文 {line - 1} 号 {SYSTEMS.index(system)}"
     assert len(rows) == 12 * len(SYSTEMS) == len(systems)
 
@@ -322,6 +323,9 @@ def test_export_refuses_what_cannot_make_a_blind_sheet(test_set, tmp_path, capsy
         human.export(source, outputs, "ja_zh", settings, sheet, key)
     with pytest.raises(HumanEvalError, match="'a/b' names its run folder"):
         human.export(source, {"a/b": outputs["mass"]}, "ja-zh", settings, sheet, key)
+    many = {f"s{k}": outputs["mass"] for k in range(27)}
+    with pytest.raises(HumanEvalError, match="27 systems; a sheet labels at most 26"):
+        human.export(source, many, "ja-zh", settings, sheet, key)
     assert not sheet.exists() and not key.exists()
     argv = ["eval", "human-export", "--source", str(source), "--direction", "ja-zh"]
     argv += ["--sheet", str(sheet), "--key", str(key), "--sentences", "5", "--seed", "1"]
