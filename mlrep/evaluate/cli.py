@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 
 from mlrep.evaluate.analysis_cli import register_analyses
+from mlrep.evaluate.human_cli import register_human
 from mlrep.evaluate.suite_cli import register_suite
 
 
 def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    evaluate = top.add_parser("eval", help="evaluation: retrieval, mining, off-target, probes")
+    evaluate = top.add_parser(
+        "eval", help="evaluation: retrieval, mining, off-target, probes, human scores"
+    )
     sub = evaluate.add_subparsers(dest="eval_command", required=True)
     register_analyses(sub)
     register_suite(sub, common)
+    register_human(sub, common)

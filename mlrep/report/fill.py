@@ -65,6 +65,7 @@ class Cell:
     flag: str | None = None
     published_only: bool = False  # a column no run measures (TableDef.published_only)
     cited: str | None = None  # the source of a row quoted from prior work (TableDef.rows)
+    pending: str | None = None  # why a run has no value yet (metrics.json ``pending``)
     bold_measured: bool = False
     bold_published: bool = False
     p_value: float | None = None
@@ -108,6 +109,8 @@ class Cell:
             return CITED
         if self.published_only:
             return PUBLISHED_ONLY
+        if self.pending:
+            return self.pending
         return f"partial ({self.missing} cells not run)" if self.present else NOT_RUN
 
 
@@ -159,6 +162,9 @@ def _measure(keys: list[CellKey], results: Results, chapter: str, cell: Cell) ->
         for result in results.seeds(chapter, key.run):
             if key.seed is not None and result.seed != key.seed:
                 continue
+            waiting = [result.pending[m] for m in key.metrics if m in result.pending]
+            if waiting:
+                cell.pending = waiting[0]
             if all(m in result.metrics for m in key.metrics):
                 values[result.seed] = statistics.fmean(result.metrics[m] for m in key.metrics)
                 used.add((chapter, key.run))

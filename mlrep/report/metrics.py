@@ -15,7 +15,8 @@ with this content (JSON object; extra keys are ignored)::
       "bleu_stats": {"zst_bleu": [[hyp_len, ref_len, c1, c2, c3, c4, t1, t2, t3, t4], ...]},
       "chrf_stats": {"chrf_en-de": [[24 chrF++ n-gram counts], ...]},
       "sentence_scores": {"zst_off_target": [100.0, 0.0, ...]},
-      "groups": {"zst_bleu": [["de-fr", 200], ["fr-de", 200], ...]}
+      "groups": {"zst_bleu": [["de-fr", 200], ["fr-de", 200], ...]},
+      "pending": {"adequacy_ja-zh": "awaiting human scores"}
     }
 
 ``metrics`` holds the numbers the tables and claims name (a table definition maps each cell to
@@ -34,6 +35,10 @@ with its own tokenizer), so its ``bleu_stats`` list the directions' sentences in
 and the numbers given there, and the bootstrap resamples within each and averages the
 directions' scores (`mlrep.report.stats.SentenceSet`). Without ``groups`` the list is one test
 set whose corpus score is the metric.
+
+``pending`` is optional: a metric the run will have but cannot measure yet, with the reason
+its table cells print in place of a number (human judgements not returned yet:
+`mlrep.evaluate.human`); a name is either measured or pending, never both.
 
 **Floors.** ``floor_<name>`` (`FLOOR`) is the floor of metric ``<name>``, written by the same
 run into the same file, with its own per-sentence data and groups under the floor's name: the
@@ -191,6 +196,7 @@ class SeedResult:
     groups: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     sha256: str = ""
     chrf_stats: dict[str, list[list[float]]] = field(default_factory=dict)
+    pending: dict[str, str] = field(default_factory=dict)
 
     def floor(self) -> SeedResult:
         """The floors of this result's metrics, under the metrics' own names."""
@@ -205,6 +211,7 @@ class SeedResult:
             chrf_stats=floors(self.chrf_stats),
             sentence_scores=floors(self.sentence_scores),
             groups=floors(self.groups),
+            pending=floors(self.pending),
         )
 
 
@@ -228,6 +235,7 @@ def read(path: Path) -> SeedResult:
         groups=groups,
         sha256=sha256_file(path),
         chrf_stats=chrf,
+        pending=data.get("pending", {}),
     )
 
 
@@ -287,12 +295,13 @@ def write(
     sentence_scores: Mapping[str, list[float]] | None = None,
     groups: Mapping[str, list[tuple[str, int]]] | None = None,
     chrf_stats: Mapping[str, list[list[float]]] | None = None,
+    pending: Mapping[str, str] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """Write one run's metrics.json (atomically) and return what was written.
 
     The one writer of the contract: every name in `metrics`, `bleu_stats`, `chrf_stats`,
-    `sentence_scores` and `groups` must be declared by `chapter` (`declared`), and the
+    `sentence_scores`, `groups` and `pending` must be declared by `chapter` (`declared`), and the
     document must pass the checks `read` applies, so a file the report would reject or never
     look up is not written. `extra` keys (per-direction details, a baseline's checkpoint) are
     kept as given.
@@ -307,6 +316,7 @@ def write(
         **({"chrf_stats": dict(chrf_stats)} if chrf_stats else {}),
         **({"sentence_scores": dict(sentence_scores)} if sentence_scores else {}),
         **({"groups": {k: [list(g) for g in v] for k, v in groups.items()}} if groups else {}),
+        **({"pending": dict(pending)} if pending else {}),
         **extra,
     }
     names = [
@@ -315,6 +325,7 @@ def write(
         *(chrf_stats or {}),
         *(sentence_scores or {}),
         *(groups or {}),
+        *(pending or {}),
     ]
     declared(chapter).check(names, str(path))
     _contents(document, path)
@@ -331,7 +342,7 @@ def _contents(
     dict[str, list[tuple[str, int]]],
 ]:
     """Check a metrics document against the contract: (metrics, bleu_stats, sentence_scores,
-    groups); ``chrf_stats`` are checked alike and read by `read`."""
+    groups); ``chrf_stats`` and ``pending`` are checked alike and read by `read`."""
     if not isinstance(data, dict):
         raise MetricsFileError(f"{path}: expected a JSON object (see mlrep/report/metrics.py)")
     for key, kind in _REQUIRED.items():
@@ -365,6 +376,16 @@ def _contents(
             raise MetricsFileError(
                 f"{path}: sentence_scores.{name} must be a list of numbers, one per sentence"
             )
+    pending = data.get("pending", {})
+    if not isinstance(pending, dict) or any(
+        not isinstance(reason, str) or not reason.strip() for reason in pending.values()
+    ):
+        raise MetricsFileError(f"{path}: pending must map metric names to the reason they wait")
+    both = sorted(set(pending) & set(metrics))
+    if both:
+        raise MetricsFileError(
+            f"{path}: {', '.join(both)} both measured and pending; drop them from pending"
+        )
     return metrics, stats, scores, _groups(data.get("groups", {}), {**stats, **chrf}, scores, path)
 
 

@@ -2,7 +2,8 @@
 
 Every value cell reads ``measured / published``: the measured value at the report's scale
 (mean over seeds, in the magnitude its printed cell uses: a count beside ``471M`` in
-millions; ``not run`` where no result exists at this scale; ``cited`` in a row quoted from
+millions; ``not run`` where no result exists at this scale; the reason a run gives for a
+metric it cannot measure yet, such as ``awaiting human scores``; ``cited`` in a row quoted from
 prior work, whose source the notes name), then the printed value.
 Bold marks the best value (or the best N, ``bold_top``) per column on each side; ``†`` marks a
 measured BLEU cell significantly better than the definition's baseline row (paired bootstrap);
