@@ -118,22 +118,25 @@ def _pair_train(args: argparse.Namespace) -> int:
     return _run_training(args, args.data / pair.BIN, variant, settings, scale)
 
 
-def _pair_sets(parser_args: argparse.Namespace, split: str) -> list[tuple[Path, Path]]:
-    """The (source, target) files of ``--<split>-source``/``--<split>-target``, in order."""
-    sources = getattr(parser_args, f"{split}_source")
-    targets = getattr(parser_args, f"{split}_target")
-    if len(sources) != len(targets):
-        raise UsageError(
-            f"--{split}-source has {len(sources)} files, --{split}-target {len(targets)}: "
-            "give one target file for each source file, in the same order"
-        )
-    return list(zip(sources, targets, strict=True))
+def _pair_sets(args: argparse.Namespace) -> dict[str, list[tuple[Path, Path]]]:
+    """The (source, target) files of ``--train-source``/``--train-target`` and of valid."""
+    given = {
+        "train": (args.train_source, args.train_target),
+        "valid": (args.valid_source, args.valid_target),
+    }
+    for split, (sources, targets) in given.items():
+        if len(sources) != len(targets):
+            raise UsageError(
+                f"--{split}-source has {len(sources)} files, --{split}-target {len(targets)}: "
+                "give one target file for each source file, in the same order"
+            )
+    return {split: list(zip(*files, strict=True)) for split, files in given.items()}
 
 
 def _pair_pretrain(args: argparse.Namespace) -> int:
     from mlrep.nmt import pair
 
-    sets = {split: _pair_sets(args, split) for split in pair.SPLITS}
+    sets = _pair_sets(args)
     with atomic_directory(args.out) as staging:
         summary = pair.pretrain(staging, args.languages, sets, args.finetune_text)
         record(staging, "nmt pair-pretrain", {"scale": scale_of(args), "pair": summary})
@@ -145,7 +148,7 @@ def _pair_finetune(args: argparse.Namespace) -> int:
     from mlrep.nmt import pair
     from mlrep.nmt.data import Direction
 
-    sets = {split: _pair_sets(args, split) for split in pair.SPLITS}
+    sets = _pair_sets(args)
     with atomic_directory(args.out) as staging:
         summary = pair.finetune(staging, args.dict, Direction.parse(args.direction), sets)
         record(staging, "nmt pair-finetune", {"scale": scale_of(args), "pair": summary})
@@ -460,8 +463,8 @@ def _register_pair(
                     type=Path,
                     nargs="+",
                     required=True,
-                    help=f"{what} {side} files of {split} (one {side} per "
-                    f"{'target' if side == 'source' else 'source'}, in order)",
+                    help=f"{what} {side} files of {split}, one per --{split}-"
+                    f"{'target' if side == 'source' else 'source'} file, in its order",
                 )
 
     pre = sub.add_parser(
