@@ -49,16 +49,6 @@ def reserved_tokens(languages: Sequence[str]) -> list[str]:
     return [MASK, *dict.fromkeys(TASK_TAGS.values()), *map(language_tag, languages)]
 
 
-def _read_set(source: Path, target: Path) -> tuple[list[str], list[str]]:
-    src, tgt = read_lines(source, PairDataError), read_lines(target, PairDataError)
-    if len(src) != len(tgt):
-        raise PairDataError(
-            f"{source} has {len(src)} lines, {target} {len(tgt)}: give each source file with "
-            "the target file made with it, in the same order"
-        )
-    return src, tgt
-
-
 def _check_pretrain_sources(path: Path, lines: Sequence[str], languages: Sequence[str]) -> None:
     """Each pre-training source starts with a task tag, then one of the pair's language tags
     (so a target file given as a source, or another pair's file, is named)."""
@@ -75,12 +65,39 @@ def _check_pretrain_sources(path: Path, lines: Sequence[str], languages: Sequenc
             )
 
 
-def _write_raw(out: Path, split: str, sources: list[str], targets: list[str]) -> None:
-    if not sources:
-        raise PairDataError(f"no {split} lines: give at least one non-empty {split} set")
-    for side, lines in (("src", sources), ("tgt", targets)):
-        text = "".join(line + "\n" for line in lines)
-        atomic_write_text(out / RAW / f"{split}.src-tgt.{side}", text)
+def _concatenated(files: Files, languages: Sequence[str] | None = None) -> list[list[str]]:
+    """[sources, targets]: the lines of every (source, target) pair of files, in order; with
+    `languages`, each source checked as a pre-training source of that pair."""
+    sides: list[list[str]] = [[], []]
+    for source, target in files:
+        src, tgt = read_lines(source, PairDataError), read_lines(target, PairDataError)
+        if len(src) != len(tgt):
+            raise PairDataError(
+                f"{source} has {len(src)} lines, {target} {len(tgt)}: give each source file "
+                "with the target file made with it, in the same order"
+            )
+        if languages is not None:
+            _check_pretrain_sources(source, src, languages)
+        sides[0] += src
+        sides[1] += tgt
+    return sides
+
+
+def _binarise(out: Path, lines: dict[str, list[list[str]]], dictionary: Path) -> dict[str, int]:
+    """Write each split's [sources, targets] under ``raw/``, binarise them with `dictionary`
+    into ``bin/``; returns the lines of each split."""
+    for split, (sources, targets) in lines.items():
+        if not sources:
+            raise PairDataError(f"no {split} lines: give at least one non-empty {split} set")
+        for side, side_lines in (("src", sources), ("tgt", targets)):
+            text = "".join(line + "\n" for line in side_lines)
+            atomic_write_text(out / RAW / f"{split}.src-tgt.{side}", text)
+    fairseq_preprocess(out / RAW, out / BIN, dictionary)
+    return {split: len(sides[0]) for split, sides in lines.items()}
+
+
+def _sources(sets: dict[str, Files]) -> dict[str, list[list[str]]]:
+    return {split: [[str(s), str(t)] for s, t in sets[split]] for split in SPLITS}
 
 
 def pretrain(
@@ -96,34 +113,20 @@ def pretrain(
     are subword files of the fine-tuning bitexts, counted into the dictionary only."""
     if len(set(languages)) != 2:
         raise PairDataError(f"languages {list(languages)}: a pair model has two languages")
+    lines = {split: _concatenated(sets[split], languages) for split in SPLITS}
     counts: Counter[str] = Counter()
-    made: dict[str, int] = {}
-    for split in SPLITS:
-        sources: list[str] = []
-        targets: list[str] = []
-        for source, target in sets[split]:
-            src, tgt = _read_set(source, target)
-            _check_pretrain_sources(source, src, languages)
-            sources += src
-            targets += tgt
-        if split == "train":
-            for line in (*sources, *targets):
-                counts.update(line.split())
-        _write_raw(out, split, sources, targets)
-        made[split] = len(sources)
-    for path in finetune_text:
-        for line in read_lines(path, PairDataError):
+    for text in (*lines["train"], *(read_lines(p, PairDataError) for p in finetune_text)):
+        for line in text:
             counts.update(line.split())
     write_dictionary(out / DICT, counts, reserved_tokens(languages))
-    fairseq_preprocess(out / RAW, out / BIN, out / DICT)
     summary = {
         "languages": list(languages),
-        "lines": made,
+        "lines": _binarise(out, lines, out / DICT),
         "dictionary": {
             "tokens": len(read_lines(out / DICT, PairDataError)),
             "sha256": dictionary_sha256(out / BIN),
         },
-        "sources": {split: [[str(s), str(t)] for s, t in sets[split]] for split in SPLITS},
+        "sources": _sources(sets),
         "finetune_text": [str(p) for p in finetune_text],
     }
     atomic_write_text(out / SUMMARY, json.dumps(summary, indent=1) + "\n")
@@ -134,7 +137,7 @@ def finetune(out: Path, dictionary: Path, direction: Direction, sets: dict[str, 
     """One direction's fine-tuning data-bin in `out`, with the pair's `dictionary` (``dict.txt``
     of `pretrain`): each source line gets the target language's tag only
     (`mlrep.text.pretrain_tasks.finetune_source`), the target stays as it is."""
-    known = set(line.split(" ", 1)[0] for line in read_lines(dictionary, PairDataError))
+    known = {line.split(" ", 1)[0] for line in read_lines(dictionary, PairDataError)}
     for lang in (direction.src, direction.tgt):
         if language_tag(lang) not in known:
             raise PairDataError(
@@ -142,22 +145,14 @@ def finetune(out: Path, dictionary: Path, direction: Direction, sets: dict[str, 
                 f"give the dict.txt of the pre-training data of {direction.src} and "
                 f"{direction.tgt} (`mlrep nmt pair-pretrain`)"
             )
-    made: dict[str, int] = {}
-    for split in SPLITS:
-        sources: list[str] = []
-        targets: list[str] = []
-        for source, target in sets[split]:
-            src, tgt = _read_set(source, target)
-            sources += [finetune_source(line, direction.tgt) for line in src]
-            targets += tgt
-        _write_raw(out, split, sources, targets)
-        made[split] = len(sources)
-    fairseq_preprocess(out / RAW, out / BIN, dictionary)
+    lines = {split: _concatenated(sets[split]) for split in SPLITS}
+    for sources, _ in lines.values():
+        sources[:] = [finetune_source(line, direction.tgt) for line in sources]
     summary = {
         "direction": direction.name,
-        "lines": made,
+        "lines": _binarise(out, lines, dictionary),
         "dictionary": {"file": str(dictionary), "sha256": dictionary_sha256(out / BIN)},
-        "sources": {split: [[str(s), str(t)] for s, t in sets[split]] for split in SPLITS},
+        "sources": _sources(sets),
     }
     atomic_write_text(out / SUMMARY, json.dumps(summary, indent=1) + "\n")
     return summary
