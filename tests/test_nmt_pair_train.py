@@ -15,6 +15,7 @@ import torch
 import yaml
 
 from mlrep.nmt import pair
+from mlrep.nmt.model import ArchitectureMismatch
 from mlrep.nmt.train import LAST, SUMMARY, DictionaryMismatch, _check_init
 from mlrep.nmt.valid_log import VALID_LOG, read
 from tests.conftest import REPO
@@ -143,4 +144,11 @@ def test_a_checkpoint_of_another_dictionary_size_is_refused(pretrained, tmp_path
     bin_dict.parent.mkdir()
     bin_dict.write_text("a 1\nb 1\n")
     with pytest.raises(DictionaryMismatch, match=r"embeds \d+ tokens, the dictionary .* has 6"):
-        _check_init(pretrained[0] / LAST, tmp_path / "bin")
+        _check_init(pretrained[0] / LAST, tmp_path / "bin", [f"--arch={PRETRAIN.arch}"])
+
+
+def test_a_checkpoint_of_another_arch_is_refused(data, pretrained):
+    with pytest.raises(ArchitectureMismatch, match="fine-tune with the arch it was pre-trained"):
+        _check_init(
+            pretrained[0] / LAST, data["finetune"] / pair.BIN, ["--arch=mlrep_transformer_base"]
+        )
