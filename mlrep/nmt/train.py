@@ -232,30 +232,38 @@ def _rank_main(cfg: Any, threads: int) -> None:
         fairseq_train.validate_and_save, fairseq_train.validate = originals
 
 
-def _check_resumable(checkpoint: Path, argv: list[str]) -> None:
-    """Refuse to resume a checkpoint of another architecture (fairseq's own refusal names no
-    architecture): the Transformer and the interlingua share a folder layout, not weights."""
+def _load(checkpoint: Path) -> dict:
     import torch
 
-    saved = torch.load(checkpoint, map_location="cpu", weights_only=False)["cfg"]["model"]
-    saved_arch = getattr(saved, "arch", None)
+    return torch.load(checkpoint, map_location="cpu", weights_only=False)
+
+
+def _check_arch(state: dict, checkpoint: Path, argv: list[str], fix: str) -> None:
+    """Refuse a checkpoint (`state`) of another architecture than `argv`'s (fairseq's own
+    refusal names no architecture): the Transformer and the interlingua share a folder
+    layout, not weights, and the sizes share no weight shapes."""
+    saved_arch = getattr(state["cfg"]["model"], "arch", None)
     arch = next(a.split("=", 1)[1] for a in argv if a.startswith("--arch="))
     if saved_arch != arch:
         raise ArchitectureMismatch(
-            f"{checkpoint}: a checkpoint of {saved_arch}, but this run trains {arch}: "
-            "train into an empty folder (or delete the old run)"
+            f"{checkpoint}: a checkpoint of {saved_arch}, but this run trains {arch}: {fix}"
         )
+
+
+def _check_resumable(checkpoint: Path, argv: list[str]) -> None:
+    fix = "train into an empty folder (or delete the old run)"
+    _check_arch(_load(checkpoint), checkpoint, argv, fix)
 
 
 class DictionaryMismatch(MlrepError):
     """A pre-trained checkpoint and fine-tuning data of different dictionaries."""
 
 
-def _check_init(checkpoint: Path, data_bin: Path) -> None:
-    """Refuse to fine-tune `checkpoint` on `data_bin` unless both have one dictionary: the
-    checkpoint's embedding rows must be the data-bin dictionary's size, and the dictionary
-    hash its run recorded (``train.json`` beside it) the data-bin's."""
-    import torch
+def _check_init(checkpoint: Path, data_bin: Path, argv: list[str]) -> None:
+    """Refuse to fine-tune `checkpoint` on `data_bin` with `argv` unless it is of `argv`'s
+    architecture and has the data-bin's dictionary: the checkpoint's embedding rows must be
+    that dictionary's size, and the dictionary hash its run recorded (``train.json`` beside
+    it) the data-bin's."""
     from fairseq.data import Dictionary
 
     if not checkpoint.exists():
@@ -265,7 +273,8 @@ def _check_init(checkpoint: Path, data_bin: Path) -> None:
         "pre-trained on (`mlrep nmt pair-finetune --dict`), or give this pair's pre-trained "
         "checkpoint"
     )
-    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    state = _load(checkpoint)
+    _check_arch(state, checkpoint, argv, "fine-tune with the arch it was pre-trained with")
     rows = state["model"]["encoder.embed_tokens.weight"].shape[0]
     size = len(Dictionary.load(str(data_bin / BIN_DICT)))
     if rows != size:
@@ -330,7 +339,7 @@ def train(
     if resumed:
         _check_resumable(save_dir / LAST, argv)
     elif init is not None:  # fairseq reads `init` on a first launch only
-        _check_init(init, data_bin)
+        _check_init(init, data_bin, argv)
     if not resumed:  # a job that died before its first checkpoint left rows of no model
         (save_dir / valid_log.VALID_LOG).unlink(missing_ok=True)
     _received.clear()
