@@ -6,6 +6,7 @@ them in a child process."""
 from __future__ import annotations
 
 import os
+import random
 import re
 import shlex
 import subprocess
@@ -127,7 +128,15 @@ def train_command(
 ) -> list[str]:
     """The `mlrep nmt train` command line of `system` on `data` with settings `s`, as the rule
     spells it (its training flags plus each setting as a flag)."""
-    s = s or settings(max_update=UPDATES)
+    argv = [sys.executable, "-m", "mlrep.cli", "nmt", "train", "--data", str(data)]
+    argv += ["--dataset", "iwslt", "--name", system, "--seed", "1", "--out", str(out)]
+    argv += ["--section", "ch8_layernorm", "--scale", "tiny"]
+    argv += shlex.split(flags_from(System.parse(system).settings()))
+    return argv + training_flags(s or settings(max_update=UPDATES))
+
+
+def training_flags(s: TrainSettings) -> list[str]:
+    """Each training setting as its `mlrep nmt train`/`pair-train` flag, as the rules pass them."""
     flags = {
         "arch": s.arch,
         "gpus": s.gpus,
@@ -141,13 +150,9 @@ def train_command(
         "save_interval_updates": s.save_interval_updates,
         "fp16": s.fp16,
     }
-    argv = [sys.executable, "-m", "mlrep.cli", "nmt", "train", "--data", str(data)]
-    argv += ["--dataset", "iwslt", "--name", system, "--seed", "1", "--out", str(out)]
-    argv += ["--section", "ch8_layernorm", "--scale", "tiny"]
-    argv += shlex.split(flags_from(System.parse(system).settings()))
-    for key, value in flags.items():
-        argv += [f"--{key.replace('_', '-')}", str(value)]
-    return argv
+    return [
+        arg for key, value in flags.items() for arg in (f"--{key.replace('_', '-')}", str(value))
+    ]
 
 
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -156,3 +161,40 @@ ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 def run(argv: list[str]) -> subprocess.CompletedProcess:
     """Run a command on one thread, its output captured (the tests read fairseq's log)."""
     return subprocess.run(argv, env=ENV, capture_output=True, text=True, timeout=600, check=False)
+
+
+PAIR = ("en", "it")  # a pair model's languages in the pair-model tests
+
+
+def pair_inputs(root: Path, sentences: int = 8) -> dict[str, list[Path]]:
+    """Inputs of `mlrep nmt pair-pretrain`/`pair-finetune` for `PAIR`, in `root`: generated
+    sentences (5-9 words of 20; word k is ``enk`` in English, ``itk`` in Italian), their
+    MASS + Deshuffling pairs made by `mlrep text pretrain-pairs` (train: `sentences` per
+    language, valid: 4), and the word-for-word bitext of the same sentences, whose first
+    Italian line ends in a word the pre-training text lacks (``itonly``). Returns the files
+    by option name (``train_source`` …, ``bitext_train``: English then Italian file)."""
+    from mlrep import cli
+
+    rng = random.Random(0)
+    files: dict[str, list[Path]] = {}
+    for split, n in (("train", sentences), ("valid", 4)):
+        words = [[rng.randrange(20) for _ in range(rng.randint(5, 9))] for _ in range(n)]
+        bitext = []
+        for lang in PAIR:
+            text = root / "words" / f"{split}.{lang}"
+            atomic_write_text(
+                text, "".join(" ".join(f"{lang}{k}" for k in s) + "\n" for s in words)
+            )
+            pairs = [root / "pairs" / f"{split}.{lang}.{side}" for side in ("src", "tgt")]
+            argv = ["text", "pretrain-pairs", "--input", str(text), "--lang", lang, "--seed", "1"]
+            argv += ["--tasks", "mass", "deshuffle", "--scale", "tiny"]
+            assert cli.main([*argv, "--source", str(pairs[0]), "--target", str(pairs[1])]) == 0
+            files.setdefault(f"{split}_source", []).append(pairs[0])
+            files.setdefault(f"{split}_target", []).append(pairs[1])
+            bitext.append(root / "bitext" / f"{split}.{lang}")
+            lines = text.read_text(encoding="utf-8")
+            if lang == "it" and split == "train":
+                lines = lines.replace("\n", " itonly\n", 1)
+            atomic_write_text(bitext[-1], lines)
+        files[f"bitext_{split}"] = bitext
+    return files

@@ -48,6 +48,7 @@ NMT_SECTIONS = [
 # verb -> the settings dataclasses whose fields are its options, less those it sets itself
 VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("nmt", "train"): [(nmt.TrainSettings, nmt.TRAIN_VERB_SET)],
+    ("nmt", "pair-train"): [(nmt.TrainSettings, nmt.TRAIN_VERB_SET)],
     ("nmt", "translate"): [(nmt.BeamSettings, ())],
     ("nmt", "states"): [(nmt.BeamSettings, ()), (nmt.StatesSettings, ())],
     ("nmt", "bleurt"): [(nmt.BleurtSettings, ())],

@@ -68,17 +68,30 @@ def _prepare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _train(args: argparse.Namespace) -> int:
+def _train_settings(args: argparse.Namespace, sections: tuple[str, ...]):
     from mlrep.nmt.settings import TrainSettings
-    from mlrep.nmt.train import encoder_layers, train
+
+    return settings_from(args, TrainSettings, sections, seed=args.seed, threads=args.threads)
+
+
+def _run_training(args: argparse.Namespace, data_bin: Path, variant, settings, scale: str) -> int:
+    """Train `settings` on `data_bin` into ``--out`` (from ``--init`` where the verb has it),
+    record and print the run."""
+    from mlrep.nmt.train import train
+
+    init = getattr(args, "init", None)
+    summary = train(data_bin, args.out, args.name, variant, settings, init)
+    record(args.out, "nmt train", {"scale": scale, args.section: {"train": summary["settings"]}})
+    print(json.dumps({k: summary[k] for k in ("system", "updates", "best_valid_loss")}))
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from mlrep.nmt.train import encoder_layers
     from mlrep.nmt.variant import Variant
 
-    scale, settings = settings_from(
-        args,
-        TrainSettings,
-        (f"{args.section}.datasets.{args.dataset}", f"{args.section}.train"),
-        seed=args.seed,
-        threads=args.threads,
+    scale, settings = _train_settings(
+        args, (f"{args.section}.datasets.{args.dataset}", f"{args.section}.train")
     )
     if settings.interlingua != "none" and args.tag_format != "s-enc-t-dec":
         # T-ENC's encoder input starts with the target's tag, which would pass for the source's
@@ -93,9 +106,54 @@ def _train(args: argparse.Namespace) -> int:
         args.encoder_final_norm,
         args.middle_residual,
     )
-    summary = train(args.data / args.tag_format / "bin", args.out, args.name, variant, settings)
-    record(args.out, "nmt train", {"scale": scale, args.section: {"train": summary["settings"]}})
-    print(json.dumps({k: summary[k] for k in ("system", "updates", "best_valid_loss")}))
+    return _run_training(args, args.data / args.tag_format / "bin", variant, settings, scale)
+
+
+def _pair_train(args: argparse.Namespace) -> int:
+    from mlrep.nmt import pair
+    from mlrep.nmt.train import encoder_layers
+    from mlrep.nmt.variant import Variant
+
+    scale, settings = _train_settings(args, (f"{args.section}.{args.stage}",))
+    variant = Variant.of(encoder_layers(settings.arch), "post", False, True, True)
+    return _run_training(args, args.data / pair.BIN, variant, settings, scale)
+
+
+def _pair_sets(args: argparse.Namespace) -> dict[str, list[tuple[Path, Path]]]:
+    """The (source, target) files of ``--train-source``/``--train-target`` and of valid."""
+    given = {
+        "train": (args.train_source, args.train_target),
+        "valid": (args.valid_source, args.valid_target),
+    }
+    for split, (sources, targets) in given.items():
+        if len(sources) != len(targets):
+            raise UsageError(
+                f"--{split}-source has {len(sources)} files, --{split}-target {len(targets)}: "
+                "give one target file for each source file, in the same order"
+            )
+    return {split: list(zip(*files, strict=True)) for split, files in given.items()}
+
+
+def _pair_pretrain(args: argparse.Namespace) -> int:
+    from mlrep.nmt import pair
+
+    sets = _pair_sets(args)
+    with atomic_directory(args.out) as staging:
+        summary = pair.pretrain(staging, args.languages, sets, args.finetune_text)
+        record(staging, "nmt pair-pretrain", {"scale": scale_of(args), "pair": summary})
+    print(json.dumps({"lines": summary["lines"], "tokens": summary["dictionary"]["tokens"]}))
+    return 0
+
+
+def _pair_finetune(args: argparse.Namespace) -> int:
+    from mlrep.nmt import pair
+    from mlrep.nmt.data import Direction
+
+    sets = _pair_sets(args)
+    with atomic_directory(args.out) as staging:
+        summary = pair.finetune(staging, args.dict, Direction.parse(args.direction), sets)
+        record(staging, "nmt pair-finetune", {"scale": scale_of(args), "pair": summary})
+    print(json.dumps({"direction": summary["direction"], "lines": summary["lines"]}))
     return 0
 
 
@@ -355,6 +413,8 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     add_options(trn, TrainSettings, skip=TRAIN_VERB_SET)
     trn.set_defaults(func=_train)
 
+    _register_pair(sub, common, base)
+
     decode = argparse.ArgumentParser(add_help=False)
     decode.add_argument("--data", type=Path, required=True, help="prepared dataset folder")
     decode.add_argument("--model", type=Path, required=True, help="checkpoint folder")
@@ -431,3 +491,76 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     mt.add_argument("--off-target-model-path", default="", help="lid.176.bin (model full)")
     mt.add_argument("--out", type=Path, required=True)
     mt.set_defaults(func=_metrics)
+
+
+def _register_pair(
+    sub: argparse._SubParsersAction,
+    common: argparse.ArgumentParser,
+    base: argparse.ArgumentParser,
+) -> None:
+    """The pair-model verbs (Chapter 4's pre-train → fine-tune, `mlrep.nmt.pair`)."""
+    from mlrep.nmt.settings import TRAIN_VERB_SET, TrainSettings
+
+    def sets(parser: argparse.ArgumentParser, what: str) -> None:
+        for split in ("train", "valid"):
+            for side in ("source", "target"):
+                parser.add_argument(
+                    f"--{split}-{side}",
+                    type=Path,
+                    nargs="+",
+                    required=True,
+                    help=f"{what} {side} files of {split}, one per --{split}-"
+                    f"{'target' if side == 'source' else 'source'} file, in its order",
+                )
+
+    pre = sub.add_parser(
+        "pair-pretrain",
+        parents=[common],
+        help="a pair model's dictionary and pre-training data-bin",
+    )
+    pre.add_argument("--languages", nargs=2, required=True, help="the pair's two languages")
+    sets(pre, "`mlrep text pretrain-pairs`")
+    pre.add_argument(
+        "--finetune-text",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="subword files of the pair's fine-tuning bitexts (counted into the dictionary)",
+    )
+    pre.add_argument("--out", type=Path, required=True)
+    pre.set_defaults(func=_pair_pretrain)
+
+    fine = sub.add_parser(
+        "pair-finetune",
+        parents=[common],
+        help="one direction's fine-tuning data-bin with the pair's dictionary",
+    )
+    fine.add_argument(
+        "--dict", type=Path, required=True, help="dict.txt of `mlrep nmt pair-pretrain`"
+    )
+    fine.add_argument("--direction", required=True, help="<src>-<tgt>, e.g. ja-en")
+    sets(fine, "subword")
+    fine.add_argument("--out", type=Path, required=True)
+    fine.set_defaults(func=_pair_finetune)
+
+    trn = sub.add_parser(
+        "pair-train",
+        parents=[base],
+        help="pre-train or fine-tune a pair model (resumes; exit 75 on preemption)",
+    )
+    trn.add_argument("--data", type=Path, required=True, help="a pair-pretrain/-finetune folder")
+    trn.add_argument(
+        "--stage",
+        required=True,
+        help="params subsection <section>.<stage> with the settings not given (pretrain, …)",
+    )
+    trn.add_argument("--name", required=True, help="the run's name, recorded in train.json")
+    trn.add_argument(
+        "--init",
+        type=Path,
+        help="pre-trained checkpoint to fine-tune (its weights; a rerun resumes its own run)",
+    )
+    trn.add_argument("--seed", type=int, required=True)
+    trn.add_argument("--out", type=Path, required=True, help="checkpoint folder")
+    add_options(trn, TrainSettings, skip=TRAIN_VERB_SET)
+    trn.set_defaults(func=_pair_train)

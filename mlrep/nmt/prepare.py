@@ -15,6 +15,7 @@ back into plain text (`mlrep.text.detokenize`).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 from collections import Counter
@@ -34,6 +35,7 @@ from mlrep.nmt.data import (
 )
 
 DICT = "dict.txt"
+BIN_DICT = "dict.src.txt"  # the dictionary fairseq-preprocess copies into a data-bin
 DETOKENIZE = "detokenize.json"
 
 
@@ -52,15 +54,26 @@ def read_detokenize(prepared: Path) -> dict:
 
 
 def _write_dictionary(out: Path, languages: list[str]) -> None:
-    """fairseq dictionary (``token count``): the training subwords, then the language tags."""
+    """fairseq dictionary: the training subwords, then the language tags."""
     counts: Counter[str] = Counter()
     for d in split_directions(languages, "train"):
         for side in read_subwords(out, "train", d):
             for line in side:
                 counts.update(line.split())
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    tokens = [f"{token} {n}" for token, n in ranked] + [f"{tag(lang)} 1" for lang in languages]
-    atomic_write_text(out / DICT, "".join(line + "\n" for line in tokens))
+    write_dictionary(out / DICT, counts, [tag(lang) for lang in languages])
+
+
+def write_dictionary(path: Path, counts: Counter[str], reserved: list[str]) -> None:
+    """A fairseq dictionary (``token count`` lines): the counted tokens, most frequent first
+    (ties by token, so the file depends on the text only), then the `reserved` tokens the
+    text may lack (tags), each once, at the end."""
+    ranked = sorted(
+        ((t, n) for t, n in counts.items() if t not in reserved),
+        key=lambda item: (-item[1], item[0]),
+    )
+    lines = [f"{token} {n}" for token, n in ranked]
+    lines += [f"{token} {counts.get(token, 1)}" for token in dict.fromkeys(reserved)]
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
 
 
 def read_subwords(prepared: Path, split: str, d: Direction) -> tuple[list[str], list[str]]:
@@ -82,10 +95,12 @@ def _binarise(out: Path, languages: list[str], tag_format: str) -> None:
                 targets.extend(tag_target(y, pd.tgt, tag_format) for y in t)
         atomic_write_text(raw / f"{split}.src-tgt.src", "".join(x + "\n" for x in sources))
         atomic_write_text(raw / f"{split}.src-tgt.tgt", "".join(y + "\n" for y in targets))
-    _fairseq_preprocess(raw, out / tag_format / "bin", out / DICT)
+    fairseq_preprocess(raw, out / tag_format / "bin", out / DICT)
 
 
-def _fairseq_preprocess(raw: Path, dest: Path, dictionary: Path) -> None:
+def fairseq_preprocess(raw: Path, dest: Path, dictionary: Path) -> None:
+    """fairseq-preprocess (in-process) of ``train``/``valid.src-tgt.{src,tgt}`` under `raw`
+    into the data-bin `dest`, both sides with the one `dictionary`."""
     from fairseq import options
     from fairseq_cli.preprocess import main
 
@@ -105,3 +120,9 @@ def _fairseq_preprocess(raw: Path, dest: Path, dictionary: Path) -> None:
         main(args)
     if not (dest / "train.src-tgt.src.bin").exists():
         raise NmtDataError(f"fairseq-preprocess wrote no training data into {dest}")
+
+
+def dictionary_sha256(data_bin: Path) -> str:
+    """The hash of a data-bin's dictionary: equal for two data-bins binarised with one
+    dictionary file (fairseq-preprocess rewrites it the same way), whatever their text."""
+    return hashlib.sha256((data_bin / BIN_DICT).read_bytes()).hexdigest()

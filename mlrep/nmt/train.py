@@ -13,6 +13,14 @@ each (params.yaml ``datasets.<name>.gpus``). A job trains data-parallel on every
 (`mlrep.device`) and accumulates gradients (``--update-freq``) where it has fewer, so each
 update sees the thesis's effective batch; ``train.json`` records the plan.
 
+Fine-tuning (Chapter 4) starts from a pre-trained checkpoint (``init``) through fairseq's
+``--finetune-from-model``: on a run's first launch fairseq restores that checkpoint's weights
+and resets its optimiser, lr schedule, meters and data iterator; once the run has its own
+``checkpoint_last.pt``, fairseq resumes from that and ignores ``init`` (fairseq 0.12
+``checkpoint_utils.load_checkpoint``), so preemption and reruns behave as for any run. The
+checkpoint must have been trained with the fine-tuning data's dictionary (`_check_init`):
+fairseq would load another dictionary's embeddings, of the same size, without a word.
+
 Preemption: SIGUSR1 (SLURM's warning) or SIGTERM is recorded by every training process (the
 parent passes it on to its ranks); before each validate-and-save the ranks agree (all-reduce)
 whether any got one and then lower fairseq's ``stop_time_hours`` to almost zero together, so
@@ -35,10 +43,12 @@ from pathlib import Path
 from typing import Any
 
 from mlrep.device import BatchPlan, plan_batch, visible
+from mlrep.errors import MlrepError
 from mlrep.io import atomic_write_text
 from mlrep.nmt import valid_log
 from mlrep.nmt.interlingua import INTERLINGUA, InterlinguaError, interlingua_arch
 from mlrep.nmt.model import ARCHITECTURES, MODEL, USER_DIR, ArchitectureMismatch
+from mlrep.nmt.prepare import BIN_DICT, dictionary_sha256
 from mlrep.nmt.settings import TrainSettings
 from mlrep.nmt.variant import Variant
 from mlrep.train.checkpoint import Preempted
@@ -57,10 +67,15 @@ def encoder_layers(arch: str) -> int:
 
 
 def fairseq_args(
-    data_bin: Path, save_dir: Path, variant: Variant, s: TrainSettings, plan: BatchPlan
+    data_bin: Path,
+    save_dir: Path,
+    variant: Variant,
+    s: TrainSettings,
+    plan: BatchPlan,
+    init: Path | None = None,
 ) -> list[str]:
     """The fairseq-train command line of one model variant on `plan`'s devices (parsed
-    in-process by `train`)."""
+    in-process by `train`), fine-tuning from the checkpoint `init` where given."""
     encoder_layers(s.arch)
     args = [
         str(data_bin),
@@ -100,6 +115,8 @@ def fairseq_args(
     ]
     if s.fp16:
         args.append("--fp16")
+    if init is not None:
+        args.append(f"--finetune-from-model={init}")
     return args
 
 
@@ -215,18 +232,67 @@ def _rank_main(cfg: Any, threads: int) -> None:
         fairseq_train.validate_and_save, fairseq_train.validate = originals
 
 
-def _check_resumable(checkpoint: Path, argv: list[str]) -> None:
-    """Refuse to resume a checkpoint of another architecture (fairseq's own refusal names no
-    architecture): the Transformer and the interlingua share a folder layout, not weights."""
+def _load(checkpoint: Path) -> dict:
     import torch
 
-    saved = torch.load(checkpoint, map_location="cpu", weights_only=False)["cfg"]["model"]
-    saved_arch = getattr(saved, "arch", None)
+    return torch.load(checkpoint, map_location="cpu", weights_only=False)
+
+
+def _check_arch(state: dict, checkpoint: Path, argv: list[str], fix: str) -> None:
+    """Refuse a checkpoint (`state`) of another architecture than `argv`'s (fairseq's own
+    refusal names no architecture): the Transformer and the interlingua share a folder
+    layout, not weights, and the sizes share no weight shapes."""
+    saved_arch = getattr(state["cfg"]["model"], "arch", None)
     arch = next(a.split("=", 1)[1] for a in argv if a.startswith("--arch="))
     if saved_arch != arch:
         raise ArchitectureMismatch(
-            f"{checkpoint}: a checkpoint of {saved_arch}, but this run trains {arch}: "
-            "train into an empty folder (or delete the old run)"
+            f"{checkpoint}: a checkpoint of {saved_arch}, but this run trains {arch}: {fix}"
+        )
+
+
+def _check_resumable(checkpoint: Path, argv: list[str]) -> None:
+    fix = "train into an empty folder (or delete the old run)"
+    _check_arch(_load(checkpoint), checkpoint, argv, fix)
+
+
+class DictionaryMismatch(MlrepError):
+    """A pre-trained checkpoint and fine-tuning data of different dictionaries."""
+
+
+def _check_init(checkpoint: Path, data_bin: Path, argv: list[str]) -> None:
+    """Refuse to fine-tune `checkpoint` on `data_bin` with `argv` unless it is of `argv`'s
+    architecture and has the data-bin's dictionary: the checkpoint's embedding rows must be
+    that dictionary's size, and the dictionary hash its run recorded (``train.json`` beside
+    it) the data-bin's."""
+    from fairseq.data import Dictionary
+
+    if not checkpoint.exists():
+        raise DictionaryMismatch(f"{checkpoint}: no such checkpoint; pre-train the model first")
+    fix = (
+        "binarise the fine-tuning data with the dictionary of the data this checkpoint was "
+        "pre-trained on (`mlrep nmt pair-finetune --dict`), or give this pair's pre-trained "
+        "checkpoint"
+    )
+    state = _load(checkpoint)
+    _check_arch(state, checkpoint, argv, "fine-tune with the arch it was pre-trained with")
+    rows = state["model"]["encoder.embed_tokens.weight"].shape[0]
+    size = len(Dictionary.load(str(data_bin / BIN_DICT)))
+    if rows != size:
+        raise DictionaryMismatch(
+            f"{checkpoint} embeds {rows} tokens, the dictionary {data_bin / BIN_DICT} has "
+            f"{size}: {fix}"
+        )
+    run = checkpoint.parent / SUMMARY
+    if not run.exists():
+        raise DictionaryMismatch(
+            f"{checkpoint}: no {SUMMARY} beside it records its dictionary (its training did "
+            "not finish); finish that run, then fine-tune from it"
+        )
+    recorded = json.loads(run.read_text(encoding="utf-8")).get("dictionary")
+    if recorded != dictionary_sha256(data_bin):
+        raise DictionaryMismatch(
+            f"{checkpoint} was trained with another dictionary than {data_bin / BIN_DICT} "
+            f"(sha256 {recorded} in {run}, not {dictionary_sha256(data_bin)}): {fix}"
         )
 
 
@@ -238,10 +304,15 @@ def _free_port() -> int:
 
 
 def train(
-    data_bin: Path, save_dir: Path, name: str, variant: Variant, settings: TrainSettings
+    data_bin: Path,
+    save_dir: Path,
+    name: str,
+    variant: Variant,
+    settings: TrainSettings,
+    init: Path | None = None,
 ) -> dict:
-    """Train (or resume) the model `name` (a run's name, recorded in ``train.json``); returns
-    the summary also written there."""
+    """Train (or resume) the model `name` (a run's name, recorded in ``train.json``), from the
+    pre-trained checkpoint `init` where given; returns the summary also written there."""
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     import torch
     from fairseq import checkpoint_utils, distributed_utils, options
@@ -258,7 +329,7 @@ def train(
     if not devices.gpus:
         torch.use_deterministic_algorithms(True)
     parser = options.get_training_parser()
-    argv = fairseq_args(data_bin, save_dir, variant, settings, plan)
+    argv = fairseq_args(data_bin, save_dir, variant, settings, plan, init)
     if not devices.gpus:
         argv.append("--cpu")
     if plan.world_size > 1:  # fairseq spawns one rank per GPU; they meet here, not via SLURM
@@ -267,6 +338,8 @@ def train(
     resumed = (save_dir / LAST).exists()
     if resumed:
         _check_resumable(save_dir / LAST, argv)
+    elif init is not None:  # fairseq reads `init` on a first launch only
+        _check_init(init, data_bin, argv)
     if not resumed:  # a job that died before its first checkpoint left rows of no model
         (save_dir / valid_log.VALID_LOG).unlink(missing_ok=True)
     _received.clear()
@@ -287,6 +360,8 @@ def train(
         "best_valid_loss": float(extra.get("best", float("nan"))),
         "valid_log": valid_log.VALID_LOG,
         "resumed": resumed,
+        "init": init and str(init),  # the pre-trained checkpoint fine-tuned, if any
+        "dictionary": dictionary_sha256(data_bin),  # what a fine-tuning from it must share
         "checkpoint": BEST,
         "gpus_visible": devices.gpus,
         "batch": plan.as_dict(),  # tokens: thesis (reference) and this run's (effective)
