@@ -120,7 +120,7 @@ def cut(splits: Mapping[str, Split], settings: PoolSettings) -> tuple[dict[str, 
     chosen = permutation(len(clean), settings.pool, settings.seed)
     pool = train.rows([clean[i] for i in chosen])
     counts = {
-        "train_lines": len(train.ids),
+        "train_words": len(train.ids),  # training lines read, before the held-out ids leave
         "train_held_out_ids": len(train.ids) - len(clean),
         **{f"{split}_lines": len(part.ids) for split, part in {"train": pool, **heldout}.items()},
     }
