@@ -48,7 +48,7 @@ include: "workflow/rules/datasets.smk"
 include: "workflow/rules/cluster.smk"
 
 
-# one rule file per built chapter of the registry (mlrep/chapters/__init__.py), a chapter
+# one rule file per built (or landing) chapter of the registry (mlrep/chapters/__init__.py), a chapter
 # after the one whose rules it reuses
 for chapter in mlrep_chapters.include_order():
 

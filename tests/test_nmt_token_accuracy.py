@@ -18,7 +18,7 @@ from mlrep.device import Devices
 from mlrep.io import atomic_write_text
 from mlrep.nmt import decode as decode_module
 from mlrep.nmt.decode import DecodeError, load_model
-from mlrep.nmt.prepare import _fairseq_preprocess
+from mlrep.nmt.prepare import fairseq_preprocess
 from mlrep.nmt.token_accuracy import (
     OVERALL,
     Tally,
@@ -87,7 +87,7 @@ def pretrained(tmp_path_factory) -> Pretrained:
             _write(raw / f"{split}.src-tgt.{side}", [p[i] for p in pairs])
     symbols = [*WORDS, MASK, *sorted(set(TASK_TAGS.values())), language_tag("en")]
     dictionary = _write(root / "dict.txt", [f"{s} 1" for s in symbols])
-    _fairseq_preprocess(raw, root / "bin", dictionary)
+    fairseq_preprocess(raw, root / "bin", dictionary)
     for name, updates in (("untrained", 1), ("trained", 40)):
         s = settings(max_update=updates, save_interval_updates=updates)
         s = dataclasses.replace(s, max_tokens=4096)  # one batch: every update on all pairs

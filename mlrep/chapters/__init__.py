@@ -6,9 +6,11 @@ report's chapter order, the chapter summaries and docs/chapters/. A chapter's id
 its files at once (see `Chapter`), so adding a chapter is one entry here plus the files it
 names; `docs/layout.md` says what goes where.
 
-A chapter is *built* once its rules have landed; until then it is a placeholder: its params
-section holds only ``seeds``, it has no rule file, no DVC stage and no docs page, and the
-report shows its published tables as "not run".
+A chapter is *built* once its rules have landed; until then it is a placeholder: it has no
+DVC stage, no target in ``all``, and the report shows its published tables as "not run". A
+placeholder whose rules are *landing* (``landing``) already has its rule file (included, so
+its own targets run and are tested), its settings and its docs page; any other placeholder has
+none of them and a params section of ``seeds`` alone.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ class Chapter:
     # the chapter whose rules this one's derive from (`use rule … as … with:`): its rule file
     # is included first (`include_order`)
     reuses: str = ""
+    # a placeholder whose rule file is in and included, its chapter target not yet
+    landing: bool = False
 
     @property
     def rules(self) -> str:
@@ -79,6 +83,7 @@ REGISTRY: tuple[Chapter, ...] = (
         "ch4",
         "Chapter 4 and Appendix B: JASS / ENSS (linguistically driven pre-training)",
         False,
+        landing=True,
     ),
     Chapter(
         "ch5_wordcl", "ch5", "Chapter 5 and Appendix C: word-level contrastive learning", False
@@ -118,9 +123,9 @@ def built() -> list[Chapter]:
 
 
 def include_order() -> list[Chapter]:
-    """The built chapters in the order the Snakefile includes their rule files: the registry's,
-    except that a chapter comes after the one it `reuses` (Snakemake's ``use rule`` needs the
-    rule it derives from defined already)."""
+    """The built and landing chapters in the order the Snakefile includes their rule files:
+    the registry's, except that a chapter comes after the one it `reuses` (Snakemake's ``use
+    rule`` needs the rule it derives from defined already)."""
     done: list[Chapter] = []
 
     def visit(chapter: Chapter, path: tuple[str, ...]) -> None:
@@ -135,13 +140,15 @@ def include_order() -> list[Chapter]:
             visit(base, (*path, chapter.id))
         done.append(chapter)
 
-    for chapter in built():
-        visit(chapter, ())
+    for chapter in REGISTRY:
+        if chapter.built or chapter.landing:
+            visit(chapter, ())
     return done
 
 
 def placeholders() -> list[Chapter]:
-    """The chapters not built yet (their params sections are exempt from the settings check)."""
+    """The chapters not built yet, landing ones included (their params sections are exempt
+    from the settings check)."""
     return [chapter for chapter in REGISTRY if not chapter.built]
 
 

@@ -21,7 +21,7 @@ from mlrep.cliutil import (
     scale_of,
     settings_from,
 )
-from mlrep.data import archive, download, monolingual, readers, registry, stand_in
+from mlrep.data import archive, download, monolingual, pools, readers, registry, stand_in
 from mlrep.data.validate import Filters
 from mlrep.errors import did_you_mean
 
@@ -228,6 +228,24 @@ def _monolingual(args: argparse.Namespace) -> int:
     return 0
 
 
+def _aligned(text: str) -> tuple[tuple[str, str], Path]:
+    """``ja.bunsetsu=<folder>``: files aligned with a language's words, and their folder."""
+    key, _, folder = text.partition("=")
+    lang, _, name = key.partition(".")
+    if not lang or not name or not folder:
+        raise argparse.ArgumentTypeError(f"{text!r} is not <lang>.<name>=<folder>")
+    return (lang, name), Path(folder)
+
+
+def _finetune_pool(args: argparse.Namespace) -> int:
+    sections = (args.section,) if args.section else ()
+    scale, settings = settings_from(args, pools.PoolSettings, sections)
+    aligned = dict(args.aligned or ())
+    counts = pools.build(args.words, args.ids, args.pair, args.out, settings, aligned, scale)
+    print(json.dumps({"out": str(args.out), **counts}))
+    return 0
+
+
 def _code(text: str) -> tuple[str, str]:
     """``jpn=ja``: a benchmark language code and the corpus's code for it."""
     benchmark, _, corpus = text.partition("=")
@@ -335,6 +353,31 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     mono.add_argument("--section", help="params section (dotted) for options not given")
     add_options(mono, monolingual.MonolingualSettings)
     mono.set_defaults(func=_monolingual)
+
+    pool = sub.add_parser(
+        "finetune-pool",
+        parents=[common],
+        help="a pair's fine-tuning pool (nested sizes are its prefixes) and held-out sets, "
+        "from preprocessed words",
+    )
+    pool.add_argument("--pair", required=True, help="the pair, a-b (joined on ids if needed)")
+    pool.add_argument(
+        "--words", type=Path, required=True, help="words folder: <split>.<a>-<b>.<lang> files"
+    )
+    pool.add_argument(
+        "--ids", type=Path, required=True, help="corpus folder with the words' .segids files"
+    )
+    pool.add_argument(
+        "--aligned",
+        type=_aligned,
+        nargs="+",
+        metavar="LANG.NAME=FOLDER",
+        help="files aligned with a language's words, carried along (ja.bunsetsu=<folder>)",
+    )
+    pool.add_argument("--out", type=Path, required=True, help="output folder (atomic)")
+    pool.add_argument("--section", help="params section (dotted) for options not given")
+    add_options(pool, pools.PoolSettings)
+    pool.set_defaults(func=_finetune_pool)
 
     extract = sub.add_parser("extract", help="safely extract a tar/zip/gz/xz/bz2 archive")
     extract.add_argument("archive", type=Path)

@@ -60,39 +60,79 @@ def _aligned(first: Path, second: Path) -> tuple[list[str], list[str]]:
     return a, b
 
 
-def by_segment(folder: Path, split: str, lang: str) -> dict[str, str]:
-    """Segment id -> sentence of `lang`, from every file of `split` that holds `lang`."""
+def segment_ids(side: Path, ids_folder: Path | None, lines: int) -> list[str]:
+    """The segment ids of the `lines` lines of `side`: its own ``.segids`` file or, for a
+    preprocessed file (the first lines of the corpus file of the same name, as
+    ``preprocess.max_lines`` keeps them), that corpus file's in `ids_folder`."""
+    ids = read_lines(
+        ids_file(side if ids_folder is None else ids_folder / side.name), AlignDataError
+    )
+    if ids_folder is not None and lines <= len(ids):
+        ids = ids[:lines]
+    if len(ids) != lines:
+        raise AlignDataError(f"{side}: {lines} lines but {len(ids)} segment ids")
+    return ids
+
+
+def by_segment(
+    folder: Path, split: str, lang: str, ids_folder: Path | None = None
+) -> dict[str, str]:
+    """Segment id -> sentence of `lang`, from every file of `split` that holds `lang` (ids as
+    `segment_ids` finds them)."""
     found: dict[str, str] = {}
     for side in sorted(folder.glob(f"{split}.*-*.{lang}")):
         middle = side.name[len(split) + 1 : -len(lang) - 1]
         if lang not in middle.split("-"):
             continue
         lines = read_lines(side, AlignDataError)
-        ids = read_lines(ids_file(side), AlignDataError)
-        if len(ids) != len(lines):
-            raise AlignDataError(f"{side}: {len(lines)} lines but {len(ids)} segment ids")
-        for segment, line in zip(ids, lines, strict=True):
+        for segment, line in zip(segment_ids(side, ids_folder, len(lines)), lines, strict=True):
             found.setdefault(segment, line)
     return found
 
 
-def pair_sentences(folder: Path, split: str, pair: str) -> Examples:
-    """The a-b examples of `split`: the pair's own files, else a join on segment ids (in the
-    order of the ids, so the result is the same on every call)."""
+def _own_files(folder: Path, split: str, pair: str) -> tuple[Path, Path] | None:
+    """The pair's own aligned files (a then b, either orientation on disk), if the folder has
+    them."""
     a, b = parse_pair(pair)
-    for x, y, flip in ((a, b, False), (b, a, True)):
+    for x, y in ((a, b), (b, a)):
         stem = folder / f"{split}.{x}-{y}"
         if Path(f"{stem}.{x}").exists():
-            first, second = _aligned(Path(f"{stem}.{x}"), Path(f"{stem}.{y}"))
-            return Examples(second, first) if flip else Examples(first, second)
-    left, right = by_segment(folder, split, a), by_segment(folder, split, b)
+            return Path(f"{stem}.{a}"), Path(f"{stem}.{b}")
+    return None
+
+
+def _joined(
+    folder: Path, split: str, pair: str, ids_folder: Path | None
+) -> tuple[list[str], Examples]:
+    """The a-b examples joined on the segment ids of files holding a and of files holding b,
+    in the order of the ids (so the result is the same on every call)."""
+    a, b = parse_pair(pair)
+    left, right = by_segment(folder, split, a, ids_folder), by_segment(folder, split, b, ids_folder)
     shared = sorted(left.keys() & right.keys())
     if not shared:
         raise AlignDataError(
             f"{folder}: no {split}.{a}-{b}.{a} files and no {split} segments shared by {a} and "
             f"{b} (through `.{IDS_SUFFIX}` files); check the pair and the corpus folder"
         )
-    return Examples([left[s] for s in shared], [right[s] for s in shared])
+    return shared, Examples([left[s] for s in shared], [right[s] for s in shared])
+
+
+def pair_sentences(folder: Path, split: str, pair: str) -> Examples:
+    """The a-b examples of `split`: the pair's own files, else a join on segment ids."""
+    if own := _own_files(folder, split, pair):
+        return Examples(*_aligned(*own))
+    return _joined(folder, split, pair, None)[1]
+
+
+def pair_segments(
+    folder: Path, split: str, pair: str, ids_folder: Path | None = None
+) -> tuple[list[str], Examples]:
+    """(segment ids, examples) of `split` as `pair_sentences` reads them, each example with its
+    id (`segment_ids`: from `ids_folder` for a preprocessed folder)."""
+    if own := _own_files(folder, split, pair):
+        src, tgt = _aligned(*own)
+        return segment_ids(own[0], ids_folder, len(src)), Examples(src, tgt)
+    return _joined(folder, split, pair, ids_folder)
 
 
 def concatenate(parts: Sequence[Examples]) -> Examples:

@@ -102,11 +102,18 @@ def subword_model_of(section: Mapping[str, Any], setting: str, pair: str) -> str
 
 def subword_options(section: Mapping[str, Any], setting: str, model: str) -> dict[str, Any]:
     """The `mlrep text train-subwords` options of one model (per_pair applied)."""
-    merged = subword_setting(section, setting)
     if model not in subword_models(section, setting):
         raise PlanError(f"preprocess.subwords.settings.{setting} has no model {model!r}")
+    return pair_options(section, setting, model)
+
+
+def pair_options(section: Mapping[str, Any], setting: str, pair: str) -> dict[str, Any]:
+    """The `mlrep text train-subwords` options of a setting for a model of `pair` (per_pair
+    applied where it names the pair), also where the model learns from other text than the
+    setting's dataset (Chapter 4's joint BPE on each pair's pre-training text)."""
+    merged = subword_setting(section, setting)
     options = {key: merged[key] for key in option_names(SubwordSettings)}
-    options.update(merged.get("per_pair", {}).get(model, {}))
+    options.update(merged.get("per_pair", {}).get(pair, {}))
     return options
 
 

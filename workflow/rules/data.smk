@@ -69,15 +69,19 @@ rule data:
 MONOLINGUAL_CHAPTERS = [
     chapter for chapter in mlrep_chapters.ids() if "monolingual" in CFG.get(chapter, {})
 ]
+# chapter -> files of more segment ids its text leaves out (`--exclude-ids`), registered by
+# the chapter's rule file: Chapter 4's fine-tuning pools
+MONOLINGUAL_EXCLUDE = {}
 
 
 rule monolingual:
     """A chapter's leak-free monolingual text: every held-out segment id of the multi-way
     corpus out of every language (pretraining, LM and denoising steps read it)."""
     input:
-        lambda wildcards: str(
+        corpus=lambda wildcards: str(
             PATHS.dataset(CFG[wildcards.chapter]["monolingual"]["corpus"])
         ),
+        exclude=lambda wildcards: MONOLINGUAL_EXCLUDE.get(wildcards.chapter, []),
     output:
         directory(str(PATHS.chapter_data("{chapter}", "monolingual"))),
     log:
@@ -95,7 +99,11 @@ rule monolingual:
             CFG[wildcards.chapter]["monolingual"]["languages"]
         ),
         section=lambda wildcards: f"{wildcards.chapter}.monolingual",
+        exclude=lambda wildcards, input: (
+            f"--exclude-ids {' '.join(input.exclude)}" if input.exclude else ""
+        ),
         scale=CFG["scale"],
     shell:
-        "mlrep data monolingual --section {params.section} --corpus {input} "
-        "--languages {params.languages} --out {output} --scale {params.scale} > {log} 2>&1"
+        "mlrep data monolingual --section {params.section} --corpus {input.corpus} "
+        "--languages {params.languages} --out {output} --scale {params.scale} "
+        "{params.exclude} > {log} 2>&1"

