@@ -165,24 +165,40 @@ def mrasp2_tokens(
     return moses.tokenize(list(lines), code, backend, normalize=False, escape=False, steps=steps)
 
 
+def wat_segmenter(lang: str, backend: str = MOSES_BACKEND) -> str:
+    """What `wat_tokens` segments `lang` with, as the signature names it."""
+    from mlrep.text import segment
+
+    code = _lang(lang)
+    return segment.tool_version(code) if code in ("ja", "zh") else f"moses ({backend})"
+
+
+def presegmented_bleu(
+    hypotheses: Sequence[str], references: Sequence[str], lang: str, segmenter: str
+) -> Score:
+    """The ``wat`` protocol's BLEU of text that is already in WAT's tokens: both sides are
+    the words of `segmenter` (a model trained and decoded on those words, scored against the
+    same segmenter's references), so they are scored as they are (``--tokenize none``)
+    instead of being segmented a second time, which would split or join some words again
+    and no longer score the words the model produced. The signature names the segmenter."""
+    _check(hypotheses, references)
+    scored = bleu(hypotheses, references, "none")
+    signature = f"wat:{_lang(lang)}:{segmenter} (given words)|{scored.signature}"
+    return Score(scored.score, signature, scored.stats, scored.kind)
+
+
 def tokenized_bleu(
     hypotheses: Sequence[str], references: Sequence[str], lang: str, protocol: Protocol
 ) -> Score:
     """BLEU over tokens (``--tokenize none``) after the `protocol`'s segmentation of both
     sides; the signature names the segmentation, then sacrebleu's own."""
-    from mlrep.text import segment
-
     _check(hypotheses, references)
     code = _lang(lang)
     if protocol.name == "wat":
         tokens = [
             wat_tokens(side, code, protocol.moses_backend) for side in (hypotheses, references)
         ]
-        how = (
-            segment.tool_version(code)
-            if code in ("ja", "zh")
-            else f"moses ({protocol.moses_backend})"
-        )
+        how = wat_segmenter(code, protocol.moses_backend)
     elif protocol.name == "mrasp2":
         tokens = [
             mrasp2_tokens(side, code, protocol.moses_backend, protocol.remove_diacritics)

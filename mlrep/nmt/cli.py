@@ -227,6 +227,50 @@ def _token_accuracy(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pair_translate(args: argparse.Namespace) -> int:
+    import torch
+
+    from mlrep.nmt.data import Direction
+    from mlrep.nmt.decode import PairTranslator
+    from mlrep.nmt.settings import BeamSettings
+    from mlrep.nmt.train import BEST
+    from mlrep.nmt.translate import translate_pair
+
+    torch.set_num_threads(args.threads)
+    _, beam = settings_from(args, BeamSettings, (f"{args.section}.decode",))
+    translator = PairTranslator(args.model / BEST, args.data_bin)
+    hypotheses = translate_pair(translator, args.source, Direction.parse(args.direction), beam)
+    atomic_write_text(args.out, "".join(line + "\n" for line in hypotheses))
+    print(json.dumps({"direction": args.direction, "lines": len(hypotheses), **asdict(beam)}))
+    return 0
+
+
+def _pair_score(args: argparse.Namespace) -> int:
+    from mlrep.evaluate.mt import wat_segmenter
+    from mlrep.io import read_lines
+    from mlrep.nmt.data import Direction, NmtDataError
+    from mlrep.nmt.score import pair_bleu
+
+    d = Direction.parse(args.direction)
+    hypotheses, references, sources = (
+        read_lines(path, NmtDataError) for path in (args.hyp, args.reference, args.source)
+    )
+    result = pair_bleu(hypotheses, references, sources, d, wat_segmenter(d.tgt, args.backend))
+    doc = write(
+        args.out,
+        args.section,
+        args.run,
+        args.seed,
+        scale_of(args),
+        result["metrics"],
+        bleu_stats=result["bleu_stats"],
+        directions=result["directions"],
+    )
+    record(args.out.parent, "nmt pair-score", {"scale": doc["scale"], "run": args.run})
+    print(json.dumps({k: round(v, 2) for k, v in doc["metrics"].items()}))
+    return 0
+
+
 def _decoded(args: argparse.Namespace) -> list:
     """The directions translate wrote (every test direction, or the pivot's zero-shot ones)."""
     from mlrep.nmt.data import Direction, directions, read_stats
@@ -498,8 +542,9 @@ def _register_pair(
     common: argparse.ArgumentParser,
     base: argparse.ArgumentParser,
 ) -> None:
-    """The pair-model verbs (Chapter 4's pre-train → fine-tune, `mlrep.nmt.pair`)."""
-    from mlrep.nmt.settings import TRAIN_VERB_SET, TrainSettings
+    """The pair-model verbs (Chapter 4's pre-train → fine-tune, `mlrep.nmt.pair`; decoding
+    and scoring, `translate_pair` and `score.pair_bleu`)."""
+    from mlrep.nmt.settings import TRAIN_VERB_SET, BeamSettings, TrainSettings
 
     def sets(parser: argparse.ArgumentParser, what: str) -> None:
         for split in ("train", "valid"):
@@ -564,3 +609,36 @@ def _register_pair(
     trn.add_argument("--out", type=Path, required=True, help="checkpoint folder")
     add_options(trn, TrainSettings, skip=TRAIN_VERB_SET)
     trn.set_defaults(func=_pair_train)
+
+    tr = sub.add_parser(
+        "pair-translate",
+        parents=[base],
+        help="decode a test set with a fine-tuned pair model (words: BPE merged)",
+    )
+    tr.add_argument("--model", type=Path, required=True, help="the fine-tune's checkpoint folder")
+    tr.add_argument("--data-bin", type=Path, required=True, help="its pair-finetune data-bin")
+    tr.add_argument("--direction", required=True, help="<src>-<tgt>, as fine-tuned")
+    tr.add_argument("--source", type=Path, required=True, help="test source subwords, untagged")
+    tr.add_argument("--out", type=Path, required=True, help="hypotheses, one per line")
+    add_options(tr, BeamSettings)
+    tr.set_defaults(func=_pair_translate)
+
+    sc = sub.add_parser(
+        "pair-score",
+        parents=[base],
+        help="WAT-style BLEU of a pair model's test words into the run's metrics.json",
+    )
+    sc.add_argument("--hyp", type=Path, required=True, help="pair-translate's hypotheses")
+    sc.add_argument("--reference", type=Path, required=True, help="test target words")
+    sc.add_argument("--source", type=Path, required=True, help="test source words (the copy floor)")
+    sc.add_argument("--direction", required=True, help="<src>-<tgt>")
+    sc.add_argument(
+        "--backend",
+        choices=("mosestokenizer", "sacremoses"),
+        required=True,
+        help="the Moses tokenizer of the words (preprocess.tokenize.backend; signature)",
+    )
+    sc.add_argument("--run", required=True, help="the fine-tune's run id")
+    sc.add_argument("--seed", type=int, required=True)
+    sc.add_argument("--out", type=Path, required=True, help="the run's metrics.json")
+    sc.set_defaults(func=_pair_score)

@@ -20,6 +20,7 @@ from mlrep.device import visible
 from mlrep.errors import MlrepError
 from mlrep.nmt.data import Direction, strip_tags, tag, tag_source
 from mlrep.nmt.settings import BeamSettings
+from mlrep.text.pretrain_tasks import finetune_source
 
 
 class DecodeError(MlrepError):
@@ -69,13 +70,15 @@ class Translator:
         self.interlingua = isinstance(encoder, InterlinguaEncoder)
         self.variable_length = self.interlingua and encoder.interlingua.query == "var"
 
+    def source(self, pieces: str, d: Direction) -> str:
+        """A subword line of direction `d` as the model reads it: tagged by `tag_format`."""
+        return tag_source(pieces, d.src, d.tgt, self.tag_format)
+
     def encode(self, pieces: Sequence[str], d: Direction):
         """Tagged source token ids (with EOS) for subword lines of one direction."""
         return [
             self.task.source_dictionary.encode_line(
-                tag_source(p, d.src, d.tgt, self.tag_format),
-                add_if_not_exist=False,
-                append_eos=True,
+                self.source(p, d), add_if_not_exist=False, append_eos=True
             ).long()
             for p in pieces
         ]
@@ -150,3 +153,18 @@ class Translator:
             )
         order = range(len(sources))
         return [out[i] for i in order], [used[i] for i in order] if self.interlingua else None
+
+
+class PairTranslator(Translator):
+    """A fine-tuned pair model (Chapter 4, `mlrep.nmt.pair`): its source is tagged as it was
+    fine-tuned, with the target language's tag only (`finetune_source`), and its decoder
+    starts free: no forced first token, as no fine-tuning target starts with a tag."""
+
+    def __init__(self, checkpoint: Path, data_bin: Path):
+        super().__init__(checkpoint, data_bin, "pair")
+
+    def source(self, pieces: str, d: Direction) -> str:
+        return finetune_source(pieces, d.tgt)
+
+    def prefix(self, tgt: str) -> None:
+        return None

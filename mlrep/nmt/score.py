@@ -15,6 +15,9 @@ Every metric comes with its copy-the-source floor (``floor_<metric>``,
 against the same references with the same protocol, with their statistics and groups under
 the floor's name, so the claims ledger can test sentence by sentence whether a system beats
 what copying its input scores (shared subwords and names make that floor non-zero).
+
+A pair model (Chapter 4, `pair_bleu`) has one direction per run and is scored with the
+``wat`` protocol on the words it was trained on: `mlrep.evaluate.mt.presegmented_bleu`.
 """
 
 from __future__ import annotations
@@ -111,3 +114,31 @@ def bleurt(
             "lines": len(hyps),
         }
     return {"metrics": _metrics(per_direction, "bleurt"), "directions": per_direction}
+
+
+def pair_bleu(
+    hypotheses: Sequence[str],
+    references: Sequence[str],
+    sources: Sequence[str],
+    d: Direction,
+    segmenter: str,
+) -> dict:
+    """WAT-style BLEU (``bleu_<src>-<tgt>``) of one fine-tuned pair model's test words, and
+    its copy-the-source floor, with their per-sentence statistics: the words are the pool's
+    (`segmenter`'s tokens, BPE merged) and are scored as they are."""
+    name = f"bleu_{d.name}"
+    for what, lines in (("hypotheses", hypotheses), ("sources", sources)):
+        if len(lines) != len(references):
+            raise NmtDataError(
+                f"{len(lines)} {what} for {len(references)} references of {d.name}: give the "
+                "test set's files, line by line, and decode all of it"
+            )
+    result = mt.presegmented_bleu(hypotheses, references, d.tgt, segmenter)
+    floor = mt.presegmented_bleu(sources, references, d.tgt, segmenter)
+    return {
+        "metrics": {name: result.score, FLOOR + name: floor.score},
+        "bleu_stats": {name: result.stats, FLOOR + name: floor.stats},
+        "directions": {
+            d.name: {"bleu": result.score, "signature": result.signature, "lines": len(references)}
+        },
+    }

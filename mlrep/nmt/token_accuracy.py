@@ -32,6 +32,10 @@ from mlrep.io import read_lines
 from mlrep.text.pretrain_tasks import MASK, TASKS
 
 OVERALL = "overall"
+# the metric names of a model's accuracies on one language's pairs (`metrics`), for the
+# declaration of the chapter that reports them (template syntax:
+# `mlrep.report.metrics.compile_template`)
+PATTERNS: tuple[str, ...] = (f"token_accuracy_{{lang}}_{{{'|'.join((*TASKS, OVERALL))}}}",)
 
 
 class TokenAccuracyError(MlrepError):
@@ -156,3 +160,9 @@ def evaluate(
     model, task, device = load_model(checkpoint, data_bin)
     tallies = {name: tally(model, task, device, p, batch_size) for name, p in pairs.items()}
     return accuracies(tallies)
+
+
+def metrics(result: Mapping[str, Any], lang: str) -> dict[str, float]:
+    """The accuracies of `evaluate`'s `result` on language `lang`'s pairs under their metric
+    names (`PATTERNS`): ``token_accuracy_<lang>_<task>`` and ``…_overall``."""
+    return {f"token_accuracy_{lang}_{task}": v for task, v in result["accuracy"].items()}

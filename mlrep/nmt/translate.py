@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mlrep.io import atomic_write_text
-from mlrep.nmt.data import PIVOT, Direction, directions, read_stats
+from mlrep.io import atomic_write_text, read_lines
+from mlrep.nmt.data import PIVOT, Direction, NmtDataError, directions, read_stats
 from mlrep.nmt.decode import BeamSettings, DecodeError, Translator
 from mlrep.nmt.prepare import read_detokenize, read_subwords
-from mlrep.text.detokenize import detokenize
+from mlrep.text.detokenize import detokenize, merge_subwords
 
 SUMMARY = "translate.json"
 
@@ -82,3 +82,15 @@ def translate(
     }
     atomic_write_text(out / SUMMARY, json.dumps(summary, indent=2) + "\n")
     return summary
+
+
+def translate_pair(
+    translator: Translator, source: Path, d: Direction, beam: BeamSettings
+) -> list[str]:
+    """The hypotheses of a subword file in direction `d`, one per line, as words: the model's
+    subword-nmt pieces merged (``@@ `` joiners), nothing else undone."""
+    lines = read_lines(source, NmtDataError)
+    if not lines:
+        raise NmtDataError(f"{source}: no lines to translate; give the test set's subword file")
+    hypotheses = translator.generate(lines, [d] * len(lines), beam)
+    return [merge_subwords(" ".join(h), "subword_nmt") for h in hypotheses]

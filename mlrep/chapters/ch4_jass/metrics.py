@@ -1,0 +1,16 @@
+"""The metric names Chapter 4's runs write, which its tables and claims may read;
+`mlrep.report.metrics.write` refuses any other name.
+
+A fine-tune (`runs.FineTune`, one direction) writes ``bleu_<src>-<tgt>``, WAT-style BLEU of its
+test words (`mlrep nmt pair-score`), with its copy-the-source floor; the human evaluation of
+Tables 4.8/4.9 writes ``adequacy_<src>-<tgt>`` and ``fluency_<src>-<tgt>`` per judged system
+(`mlrep.evaluate.human`); a pre-training writes its teacher-forced token accuracy per
+language and task, Tables 4.12/4.13 (`mlrep.nmt.token_accuracy.metrics`).
+"""
+
+from __future__ import annotations
+
+from mlrep.evaluate.human import PATTERNS as HUMAN_PATTERNS
+from mlrep.nmt.token_accuracy import PATTERNS as ACCURACY_PATTERNS
+
+PATTERNS: tuple[str, ...] = ("bleu_{src}-{tgt}", *HUMAN_PATTERNS, *ACCURACY_PATTERNS)
