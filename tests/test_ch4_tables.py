@@ -1,0 +1,100 @@
+"""Chapter 4's fine-tuned systems in its tables: every published cell of Tables 4.3-4.6, 4.8,
+4.9 and B.2-B.4 reads the run that `runs.cells` says fills it, under a declared metric name,
+and a table fills from the metrics.json files `mlrep nmt pair-score` writes: measured cells,
+a † where the paired bootstrap beats the MASS row, "not run" elsewhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sacrebleu
+
+from mlrep import cli
+from mlrep.chapters.ch4_jass import runs
+from mlrep.report import fill, render, tables
+from mlrep.report.metrics import collect, declared
+from mlrep.report.reference import load_all
+from tests.conftest import REPO
+from tests.report_helpers import REFERENCES
+
+PUBLISHED = load_all(REPO / "reports" / "reference")
+DEFINITIONS = tables.load(PUBLISHED)
+BOUND = {
+    f"thesis-table-{t}" for t in ("4.3", "4.4", "4.5", "4.6", "4.8", "4.9", "B.2", "B.3", "B.4")
+}
+HUMAN = ("adequacy", "fluency")
+
+
+def cell_keys(cell: runs.Cell) -> list[tables.CellKey]:
+    """What the table definition reads for one of `runs.cells`' published cells."""
+    definition, published = DEFINITIONS[cell.table], PUBLISHED[cell.table]
+    header, rows = published.header, published.rows
+    by = header.index(cell.by)
+    (index,) = [i for i, row in enumerate(rows) if row[by].strip() == cell.row]
+    key = definition.row_keys(header, rows)[index]
+    return definition.cell_key(header, rows[index], key, cell.column)
+
+
+def test_every_bound_cell_reads_the_run_that_fills_it():
+    seen: dict[str, int] = {}
+    ch4 = declared("ch4_jass")
+    for run_id, run in runs.finetunes().items():
+        for cell in runs.cells(run_id):
+            if cell.table not in BOUND:
+                continue
+            metric = f"{cell.metric}_{run.direction}"
+            expected = f"human/{run_id}" if cell.metric in HUMAN else run_id
+            assert cell_keys(cell) == [tables.CellKey(expected, (metric,))], (run_id, cell)
+            assert ch4.declares(metric)
+            seen[cell.table] = seen.get(cell.table, 0) + 1
+    # every measured cell: the rows' runs by the columns (no "-" in these tables)
+    for table in BOUND:
+        published = PUBLISHED[table]
+        columns = len(published.header) - DEFINITIONS[table].labels
+        assert seen[table] == len(published.rows) * columns, table
+
+
+def write_hypotheses(folder: Path, name: str, drop_every: int) -> Path:
+    """REFERENCES with every `drop_every`-th word dropped: a system of controlled quality."""
+    lines = [
+        " ".join(w for i, w in enumerate(line.split(), 1) if i % drop_every) for line in REFERENCES
+    ]
+    path = folder / f"{name}.hyp"
+    path.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+def pair_score(results: Path, run: str, hyp: Path, reference: Path, source: Path) -> int:
+    out = results / "ch4_jass" / run / "seed1" / "metrics.json"
+    argv = ["nmt", "pair-score", "--section", "ch4_jass", "--scale", "tiny", "--run", run]
+    argv += ["--hyp", str(hyp), "--reference", str(reference), "--source", str(source)]
+    argv += ["--direction", "ja-en", "--backend", "mosestokenizer", "--seed", "1"]
+    return cli.main([*argv, "--out", str(out)])
+
+
+def test_a_table_fills_from_pair_score_with_a_dagger_over_mass(tmp_path):
+    reference = tmp_path / "test.en"
+    reference.write_text("".join(x + "\n" for x in REFERENCES), encoding="utf-8")
+    source = tmp_path / "test.ja"
+    source.write_text("".join("猫 が いる\n" for _ in REFERENCES), encoding="utf-8")
+    systems = {"jaen-mass": 2, "jaen-enss": 9}  # MASS drops every 2nd word, ENSS every 9th
+    for start, drop in systems.items():
+        hyp = write_hypotheses(tmp_path, start, drop)
+        assert (
+            pair_score(tmp_path / "results", f"aspec_je.ja-en.3k.{start}", hyp, reference, source)
+            == 0
+        )
+    results = collect(tmp_path / "results", "tiny")
+    for table_id, row in (("thesis-table-4.3", "jaen-enss"), ("thesis-table-B.2", "jaen-enss")):
+        table = fill.fill(DEFINITIONS[table_id], PUBLISHED[table_id], results, (200, 1))
+        enss, mass = table.cell(row, "Ja-En 3k"), table.cell("jaen-mass", "Ja-En 3k")
+        hyps = (tmp_path / "jaen-enss.hyp").read_text(encoding="utf-8").splitlines()
+        expected = sacrebleu.corpus_bleu(hyps, [REFERENCES], tokenize="none").score
+        assert enss.measured == pytest.approx(expected)
+        assert enss.p_value is not None and enss.p_value < 0.05
+        assert render.measured_text(enss, 0.05).endswith(render.DAGGER)
+        assert mass.p_value is None and not render.measured_text(mass, 0.05).endswith(render.DAGGER)
+        assert table.cell(row, "Ja-En 10k").status == fill.NOT_RUN
+        assert table.cell(row, "En-Ja 3k").status == fill.NOT_RUN
+    assert table.cell("jaen-bart", "Ja-En 3k").status == fill.NOT_RUN
