@@ -1,7 +1,8 @@
 """Pre-train → fine-tune of a pair model with real fairseq runs (`mlrep nmt pair-train`):
 pre-training learns its pairs, fine-tuning starts from the pre-trained weights with a fresh
 optimiser, a rerun resumes the fine-tuning run itself, and a checkpoint of another
-dictionary is refused before any training."""
+dictionary is refused before any training; a fine-tune that learns decodes its test set
+(`mlrep nmt pair-translate`) into target-language words."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ import pytest
 import torch
 import yaml
 
+from mlrep import cli
+from mlrep.io import read_lines
 from mlrep.nmt import pair
 from mlrep.nmt.model import ArchitectureMismatch
-from mlrep.nmt.train import LAST, SUMMARY, DictionaryMismatch, _check_init
+from mlrep.nmt.train import BEST, LAST, SUMMARY, DictionaryMismatch, _check_init
 from mlrep.nmt.valid_log import VALID_LOG, read
 from tests.conftest import REPO
 from tests.learning import assert_improves, assert_loss_falls
@@ -32,6 +35,12 @@ PRETRAIN = dataclasses.replace(
 # weight by more than ~1e-6, so the fine-tuned weights are the weights it started from
 FINETUNE = dataclasses.replace(
     settings(max_update=2, save_interval_updates=2), lr=1e-9, max_tokens=1024
+)
+
+
+# a fine-tune that learns the word-for-word en→it bitext (8 pairs, one batch per update)
+TRANSLATE = dataclasses.replace(
+    settings(max_update=40, save_interval_updates=40), lr=0.01, max_tokens=1024
 )
 
 
@@ -152,3 +161,36 @@ def test_a_checkpoint_of_another_arch_is_refused(data, pretrained):
         _check_init(
             pretrained[0] / LAST, data["finetune"] / pair.BIN, ["--arch=mlrep_transformer_base"]
         )
+
+
+@pytest.fixture(scope="module")
+def translating(data, pretrained, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("translating")
+    result = run(pair_train(data, "finetune", out, TRANSLATE, init=pretrained[0] / LAST))
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out
+
+
+def pair_translate(data: dict, model: Path, source: Path, out: Path) -> int:
+    """`mlrep nmt pair-translate` of en→it, 3 lines a batch (the valid set's 4: 3 + 1)."""
+    argv = ["nmt", "pair-translate", "--section", "ch4_jass", "--params", str(data["params"])]
+    argv += ["--model", str(model), "--data-bin", str(data["finetune"] / pair.BIN)]
+    argv += ["--direction", "en-it", "--source", str(source), "--out", str(out)]
+    return cli.main([*argv, "--beam", "2", "--batch-size", "3"])
+
+
+def test_a_finetuned_pair_model_translates_into_target_words(data, translating, tmp_path):
+    source = data["inputs"]["bitext_valid"][0]  # English
+    out = tmp_path / "valid.hyp"
+    assert (translating / BEST).exists()
+    assert pair_translate(data, translating, source, out) == 0
+    hypotheses = read_lines(out, ValueError)
+    assert len(hypotheses) == len(read_lines(source, ValueError)) == 4
+    italian = {
+        w
+        for line in read_lines(data["inputs"]["bitext_train"][1], ValueError)
+        for w in line.split()
+    }
+    words = [w for line in hypotheses for w in line.split()]
+    # Italian words only: no tag, no [M], no <unk> of a forced prefix, no BPE joiner
+    assert words and set(words) <= italian, hypotheses
