@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 from mlrep.nmt.data import Direction, NmtDataError
 from mlrep.nmt.decode import PairTranslator
@@ -22,6 +23,26 @@ def test_a_pair_source_has_the_target_tag_only_and_no_forced_prefix():
     assert translator.source("東京 に 行@@ く", Direction("ja", "en")) == "[En] 東京 に 行@@ く"
     assert translator.source("to Tokyo", Direction("en", "ja")) == "[Ja] to Tokyo"
     assert translator.prefix("en") is None
+
+
+class Recorder:
+    """A fairseq dictionary that records the lines it is asked to encode."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def encode_line(self, line: str, add_if_not_exist: bool, append_eos: bool):
+        assert (add_if_not_exist, append_eos) == (False, True)
+        self.lines.append(line)
+        return torch.tensor([len(self.lines)])
+
+
+def test_the_model_reads_the_tagged_source():
+    translator = PairTranslator.__new__(PairTranslator)
+    dictionary = Recorder()
+    translator.task = type("Task", (), {"source_dictionary": dictionary})()
+    translator.encode(["a b", "c"], Direction("ko", "en"))
+    assert dictionary.lines == ["[En] a b", "[En] c"]
 
 
 class Echo:
