@@ -12,6 +12,7 @@ import sacrebleu
 
 from mlrep import cli
 from mlrep.chapters.ch4_jass import runs
+from mlrep.nmt import token_accuracy
 from mlrep.report import fill, render, tables
 from mlrep.report.metrics import collect, declared
 from mlrep.report.reference import load_all
@@ -98,3 +99,18 @@ def test_a_table_fills_from_pair_score_with_a_dagger_over_mass(tmp_path):
         assert table.cell(row, "Ja-En 10k").status == fill.NOT_RUN
         assert table.cell(row, "En-Ja 3k").status == fill.NOT_RUN
     assert table.cell("jaen-bart", "Ja-En 3k").status == fill.NOT_RUN
+
+
+def test_token_accuracy_metrics_are_named_per_language_and_task_and_declared():
+    result = token_accuracy.accuracies(
+        {"bmass": token_accuracy.Tally(2, 10, 7), "brss.f": token_accuracy.Tally(2, 30, 30)}
+    )
+    metrics = token_accuracy.metrics(result, "ja")
+    assert metrics == {
+        "token_accuracy_ja_bmass": 70.0,
+        "token_accuracy_ja_brss.f": 100.0,
+        "token_accuracy_ja_overall": 92.5,  # 37 of 40 counted positions
+    }
+    ch4 = declared("ch4_jass")
+    assert ch4.undeclared(metrics) == []
+    assert not ch4.declares("token_accuracy_ja_brss") and not ch4.declares("token_accuracy_bmass")

@@ -50,6 +50,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("nmt", "train"): [(nmt.TrainSettings, nmt.TRAIN_VERB_SET)],
     ("nmt", "pair-train"): [(nmt.TrainSettings, nmt.TRAIN_VERB_SET)],
     ("nmt", "translate"): [(nmt.BeamSettings, ())],
+    ("nmt", "pair-translate"): [(nmt.BeamSettings, ())],
     ("nmt", "states"): [(nmt.BeamSettings, ()), (nmt.StatesSettings, ())],
     ("nmt", "bleurt"): [(nmt.BleurtSettings, ())],
     ("nmt", "token-accuracy"): [(nmt.TokenAccuracySettings, ())],
