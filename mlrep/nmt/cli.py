@@ -3,7 +3,7 @@
 Generic NMT machinery, shared by the chapters that train fairseq models (7 and 8). Flags are
 the params.yaml keys of the chapter section named by ``--section``: ``data`` +
 ``datasets.<name>`` for prepare (which reads the shared preprocessing's subword files),
-``datasets.<name>`` + ``train`` for train, ``decode`` for translate and states,
+``datasets.<name>`` + ``train`` for train, ``decode`` for translate, states and pair-translate,
 ``token_accuracy`` for token-accuracy (Chapter 4's pre-trained models). Rules
 pass every value; a flag left out is read from ``--params``. What a run *is* (a Chapter 8
 system name, say) is the chapter's vocabulary: its home resolves a run to the generic options
