@@ -8,12 +8,28 @@ import re
 
 import pytest
 
+from mlrep import config as cfg
 from mlrep.chapters.ch4_jass import data as ch4_data
-from mlrep.text.pretrain_tasks import TASK_TAGS, expand_tasks, language_tag
-from tests.conftest import copy_workflow, planned_jobs, snakemake
+from mlrep.chapters.ch4_jass import training
+from mlrep.text.pretrain_tasks import (
+    BUNSETSU_TASKS,
+    TASK_TAGS,
+    TREE_TASKS,
+    expand_tasks,
+    language_tag,
+)
+from tests.conftest import REPO, copy_workflow, planned_jobs, snakemake
 from tests.tiny_runs import set_params
 
 TARGET = "ch4_jass_pretrain_data"
+
+
+def section(scale: str) -> dict:
+    """The resolved ``ch4_jass`` section of the repository's params at `scale`."""
+    return cfg.load({**cfg.load_yaml(REPO / "params.yaml"), "scale": scale})["ch4_jass"]
+
+
+TINY = section("tiny")
 
 
 def lines(path) -> list[str]:
@@ -35,7 +51,7 @@ def test_tiny_pretraining_data_is_built_without_a_leak(tiny_project, tmp_path):
     result = snakemake(project, "--cores", "2", "--", TARGET, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     data = project / "results/ch4_jass/data"
-    for (model, lang), task_sets in ch4_data.SIDES.items():
+    for (model, lang), task_sets in ch4_data.sides(training.pretrain_data_ids(TINY)).items():
         for tasks in task_sets:
             for split in ch4_data.PRETRAIN_SPLITS:
                 stem = data / "pretrain" / model / lang / tasks / split
@@ -75,7 +91,8 @@ def test_full_scale_plans_the_pretraining_data(tmp_path):
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     planned = planned_jobs(result.stdout)
     assert len(planned["ch4_pool"]) + len(planned["ch4_pool_ja"]) == 3
-    assert len(planned["ch4_pretrain_pairs"]) == 2 * sum(map(len, ch4_data.SIDES.values()))
+    sides = ch4_data.sides(training.pretrain_data_ids(section("full")))
+    assert len(planned["ch4_pretrain_pairs"]) == 2 * sum(map(len, sides.values()))
     (mono,) = planned["monolingual"]
     for pair in ch4_data.FINETUNE_PAIRS.values():
         assert f"results/ch4_jass/data/pools/{pair}/train.ids" in mono.text
@@ -86,8 +103,12 @@ def test_full_scale_plans_the_pretraining_data(tmp_path):
     assert merges == {"jaen": "40000", "jazh": "30000", "enko": "30000"}  # thesis §3.1
     for job in planned["ch4_pretrain_pairs"]:
         tasks = job.values("wildcards")["tasks"]
-        assert ("--bunsetsu" in job.text) == (tasks in ("bmass", "brss.f", "jass")), tasks
-        assert ("--trees" in job.text) == (tasks in ("hfss", "enss")), tasks
+        names = set(expand_tasks(tasks.split("+")))
+        assert ("--bunsetsu" in job.text) == bool(names & BUNSETSU_TASKS), tasks
+        assert ("--trees" in job.text) == bool(names & TREE_TASKS), tasks
+    # the tree tasks of every kind and a combined side, e.g. #5 MASS + BMASS's Japanese
+    built = {job.values("wildcards")["tasks"] for job in planned["ch4_pretrain_pairs"]}
+    assert {"pmass.s", "pmass.p+hfss", "mass+bmass", "bart+enss"} <= built
     for rule in ("ch4_tokenize", "ch4_segment", "ch4_segment_ja"):
         for job in planned[rule]:
             assert "--max-lines 0 " in job.text and "--shards 1 " in job.text, rule

@@ -24,14 +24,16 @@ def pair_pretrain(files: dict[str, list[Path]], out: Path, languages=PAIR) -> in
     return cli.main(argv)
 
 
-def pair_finetune(files: dict[str, list[Path]], dictionary: Path, direction: str, out: Path):
+def pair_finetune(
+    files: dict[str, list[Path]], dictionary: Path, direction: str, out: Path, *extra: str
+):
     """`mlrep nmt pair-finetune` of the bitext in `direction` (en-it or it-en)."""
     order = slice(None) if direction == "en-it" else slice(None, None, -1)
     argv = ["nmt", "pair-finetune", "--dict", str(dictionary), "--direction", direction]
     for split in ("train", "valid"):
         source, target = files[f"bitext_{split}"][order]
         argv += [f"--{split}-source", str(source), f"--{split}-target", str(target)]
-    return cli.main([*argv, "--scale", "tiny", "--out", str(out)])
+    return cli.main([*argv, *extra, "--scale", "tiny", "--out", str(out)])
 
 
 @pytest.fixture(scope="module")
@@ -127,3 +129,26 @@ def test_another_pairs_dictionary_is_refused_for_finetuning(
     assert cli.main([*argv, "--scale", "tiny", "--out", str(tmp_path / "out")]) == 2
     error = capsys.readouterr().err
     assert f"{pretrain_data / pair.DICT} has no [Ko]" in error and "pair-pretrain" in error
+
+
+def test_finetuning_trains_on_the_first_train_lines_only(inputs, pretrain_data, tmp_path, capsys):
+    bitext = read_lines(inputs["bitext_train"][0], ValueError)
+    out = tmp_path / "sample"
+    assert pair_finetune(inputs, pretrain_data / pair.DICT, "en-it", out, "--train-lines", "3") == 0
+    sources = read_lines(out / pair.RAW / "train.src-tgt.src", ValueError)
+    assert sources == [f"[It] {line}" for line in bitext[:3]]
+    targets = read_lines(out / pair.RAW / "train.src-tgt.tgt", ValueError)
+    assert targets == read_lines(inputs["bitext_train"][1], ValueError)[:3]
+    # valid is whole; a sample larger than the pool is named, not silently the pool
+    assert len(read_lines(out / pair.RAW / "valid.src-tgt.src", ValueError)) == len(
+        read_lines(inputs["bitext_valid"][0], ValueError)
+    )
+    big = str(len(bitext) + 1)
+    assert (
+        pair_finetune(
+            inputs, pretrain_data / pair.DICT, "en-it", tmp_path / "x", "--train-lines", big
+        )
+        == 2
+    )
+    error = capsys.readouterr().err
+    assert f"{len(bitext)} training pairs, fewer than the {big} asked for" in error

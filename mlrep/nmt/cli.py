@@ -151,7 +151,9 @@ def _pair_finetune(args: argparse.Namespace) -> int:
 
     sets = _pair_sets(args)
     with atomic_directory(args.out) as staging:
-        summary = pair.finetune(staging, args.dict, Direction.parse(args.direction), sets)
+        summary = pair.finetune(
+            staging, args.dict, Direction.parse(args.direction), sets, args.train_lines
+        )
         record(staging, "nmt pair-finetune", {"scale": scale_of(args), "pair": summary})
     print(json.dumps({"direction": summary["direction"], "lines": summary["lines"]}))
     return 0
@@ -585,6 +587,12 @@ def _register_pair(
     )
     fine.add_argument("--direction", required=True, help="<src>-<tgt>, e.g. ja-en")
     sets(fine, "subword")
+    fine.add_argument(
+        "--train-lines",
+        type=int,
+        default=0,
+        help="train on the first N training pairs only (a nested sample; 0: all)",
+    )
     fine.add_argument("--out", type=Path, required=True)
     fine.set_defaults(func=_pair_finetune)
 

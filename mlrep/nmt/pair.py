@@ -133,10 +133,30 @@ def pretrain(
     return summary
 
 
-def finetune(out: Path, dictionary: Path, direction: Direction, sets: dict[str, Files]) -> dict:
+def _first(lines: list[list[str]], count: int, files: Files) -> list[list[str]]:
+    """The first `count` training pairs (0: all): a sample of a shuffled pool, whose sizes
+    nest; a pool shorter than the sample is named rather than silently used whole."""
+    if not count:
+        return lines
+    if len(lines[0]) < count:
+        raise PairDataError(
+            f"{', '.join(str(s) for s, _ in files)}: {len(lines[0])} training pairs, fewer than "
+            f"the {count} asked for (--train-lines): give a larger pool or a smaller size"
+        )
+    return [side[:count] for side in lines]
+
+
+def finetune(
+    out: Path,
+    dictionary: Path,
+    direction: Direction,
+    sets: dict[str, Files],
+    train_lines: int = 0,
+) -> dict:
     """One direction's fine-tuning data-bin in `out`, with the pair's `dictionary` (``dict.txt``
     of `pretrain`): each source line gets the target language's tag only
-    (`mlrep.text.pretrain_tasks.finetune_source`), the target stays as it is."""
+    (`mlrep.text.pretrain_tasks.finetune_source`), the target stays as it is. Training uses
+    the first `train_lines` pairs of the train set (0: all of them)."""
     known = {line.split(" ", 1)[0] for line in read_lines(dictionary, PairDataError)}
     for lang in (direction.src, direction.tgt):
         if language_tag(lang) not in known:
@@ -146,6 +166,7 @@ def finetune(out: Path, dictionary: Path, direction: Direction, sets: dict[str, 
                 f"{direction.tgt} (`mlrep nmt pair-pretrain`)"
             )
     lines = {split: _concatenated(sets[split]) for split in SPLITS}
+    lines["train"] = _first(lines["train"], train_lines, sets["train"])
     for sources, _ in lines.values():
         sources[:] = [finetune_source(line, direction.tgt) for line in sources]
     summary = {

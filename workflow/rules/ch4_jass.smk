@@ -12,13 +12,25 @@ the tree tasks. Each pair model (jaen, jazh, enko) learns one joint BPE on its t
 monolingual words (`ch4_bpe`, setting `preprocess.subwords.settings.ch4_jass`) and
 `ch4_pretrain_pairs` writes the pairs of one (pair model, language, task set, split): train
 from the monolingual words, valid from the pool's valid words. `ch4_jass_pretrain_data`
-builds the sides the chapter pre-trains on.
+builds the sides the planned runs read (`mlrep.chapters.ch4_jass.training.pretrain_data_ids`).
+
+The training half (`mlrep.chapters.ch4_jass.training` says where everything is):
+`ch4_subwords` writes a pool's words in its pair model's BPE (the fine-tuning text);
+`ch4_pretrain_data` binarises a pre-training's two sides with the pair's dictionary, which
+also counts the pool's subwords (`mlrep nmt pair-pretrain`), and `ch4_pretrain` trains it;
+`ch4_finetune_data` binarises a fine-tune's sample (the first `runs.sample_size` pool lines)
+in its direction with its start's dictionary (`mlrep nmt pair-finetune`) and `ch4_finetune`
+trains it from the pre-trained `checkpoint_best.pt` (#0, vanilla: from scratch).
+`ch4_jass_train` trains every planned model at every seed.
 """
 
 import os
 import re
 
 from mlrep.chapters.ch4_jass import data as ch4_data
+from mlrep.chapters.ch4_jass import runs as ch4_runs
+from mlrep.chapters.ch4_jass import training as ch4_training
+from mlrep.nmt import pair as nmt_pair
 from mlrep.text import pretrain_tasks
 
 CH4_CHAPTER = ch4_data.SECTION
@@ -36,6 +48,11 @@ CH4_CAP = flags_from({"max_lines": CH4["data"]["max_monolingual"]})
 CH4_TASKS = "|".join(
     re.escape(t) for t in [*pretrain_tasks.TASKS, *pretrain_tasks.COMPOSITES]
 )
+CH4_PRETRAINED = "|".join(re.escape(r) for r in ch4_runs.pretrainings())
+CH4_FINETUNED = "|".join(re.escape(r) for r in ch4_runs.finetunes())
+CH4_SUBWORDS = ch4_data.subwords(PATHS, "{pair}", "{split}", "{lang}")
+CH4_PRETRAIN_MODEL = ch4_training.model(PATHS, ch4_training.PRETRAIN, "{run}", "{seed}")
+CH4_FINETUNE_MODEL = ch4_training.model(PATHS, ch4_training.FINETUNE, "{run}", "{seed}")
 
 # the monolingual text leaves every pool's training ids out (data.smk)
 MONOLINGUAL_EXCLUDE[CH4_CHAPTER] = ch4_data.exclude_ids(PATHS)
@@ -43,6 +60,7 @@ MONOLINGUAL_EXCLUDE[CH4_CHAPTER] = ch4_data.exclude_ids(PATHS)
 
 localrules:
     ch4_jass_pretrain_data,
+    ch4_jass_train,
 
 
 # The Japanese side of a pool also carries its bunsetsu spans.
@@ -253,4 +271,146 @@ rule ch4_pretrain_pairs:
 rule ch4_jass_pretrain_data:
     """Every pre-training side's train and valid pairs."""
     input:
-        ch4_data.pretrain_targets(PATHS),
+        ch4_data.pretrain_targets(PATHS, ch4_training.pretrain_data_ids(CH4)),
+
+
+use rule encode_subwords as ch4_subwords with:
+    input:
+        unpack(lambda w: ch4_data.subword_inputs(PATHS, w.pair, w.split, w.lang)),
+    output:
+        text=CH4_SUBWORDS,
+        meta=f"{CH4_SUBWORDS}.meta.json",
+    log:
+        log_path(CH4_CHAPTER, "subwords", "{pair}.{split}.{lang}"),
+    wildcard_constraints:
+        pair="|".join(ch4_data.FINETUNE_PAIRS.values()),
+        split="|".join(ch4_data.SPLITS),
+        lang="[a-z]{2}",
+
+
+rule ch4_pretrain_data:
+    """A pre-training's data-bin: its two sides' pairs and the pair's dictionary."""
+    input:
+        unpack(lambda w: ch4_training.pretrain_inputs(PATHS, w.run)),
+    output:
+        directory(ch4_training.pretrain_data(PATHS, "{run}")),
+    log:
+        log_path(CH4_CHAPTER, "pretrain_data", "{run}"),
+    wildcard_constraints:
+        run=CH4_PRETRAINED,
+    conda:
+        MLREP_ENV
+    threads: job_threads("default")
+    resources:
+        **job_resources("default"),
+    params:
+        code=code_version("nmt pair-pretrain"),
+        languages=lambda w: " ".join(ch4_runs.pretraining(w.run).languages),
+        scale=CFG["scale"],
+    shell:
+        "mlrep nmt pair-pretrain --languages {params.languages} "
+        "--train-source {input.train_source} --train-target {input.train_target} "
+        "--valid-source {input.valid_source} --valid-target {input.valid_target} "
+        "--finetune-text {input.finetune_text} --out {output} --scale {params.scale} "
+        "> {log} 2>&1"
+
+
+rule ch4_pretrain:
+    """Pre-train one model (resumes from checkpoint_last.pt; exit 75 on SIGUSR1/SIGTERM)."""
+    input:
+        ch4_training.pretrain_data(PATHS, "{run}"),
+    output:
+        CH4_PRETRAIN_MODEL,
+    log:
+        log_path(CH4_CHAPTER, "pretrain_{run}_seed{seed}"),
+    wildcard_constraints:
+        run=CH4_PRETRAINED,
+        seed=r"\d+",
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_train")
+    resources:
+        **job_resources("gpu_train", gpu=CH4[ch4_training.PRETRAIN]["gpus"]),
+    params:
+        section=CH4_CHAPTER,
+        stage=ch4_training.PRETRAIN,
+        code=code_version("nmt pair-train"),
+        out=lambda w, output: os.path.dirname(output[0]),
+        flags=flags_from(CH4[ch4_training.PRETRAIN]),
+        scale=CFG["scale"],
+    # exec: the trainer is the job step's task, so SLURM's USR1/TERM reach it first
+    shell:
+        "exec mlrep nmt pair-train --section {params.section} --stage {params.stage} "
+        "--data {input} --name {wildcards.run} --seed {wildcards.seed} --out {params.out} "
+        "--threads {threads} --scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch4_finetune_data:
+    """A fine-tune's data-bin: its sample of the pool in its direction, its start's dictionary."""
+    input:
+        unpack(lambda w: ch4_training.finetune_inputs(PATHS, w.run)),
+    output:
+        directory(ch4_training.finetune_data(PATHS, "{run}")),
+    log:
+        log_path(CH4_CHAPTER, "finetune_data", "{run}"),
+    wildcard_constraints:
+        run=CH4_FINETUNED,
+    conda:
+        MLREP_ENV
+    threads: job_threads("default")
+    resources:
+        **job_resources("default"),
+    params:
+        code=code_version("nmt pair-finetune"),
+        dictionary=nmt_pair.DICT,
+        direction=lambda w: ch4_runs.finetune(w.run).direction,
+        lines=lambda w: ch4_runs.sample_size(CH4, w.run),
+        scale=CFG["scale"],
+    shell:
+        "mlrep nmt pair-finetune --dict {input.pair_data}/{params.dictionary} "
+        "--direction {params.direction} "
+        "--train-source {input.train_source} --train-target {input.train_target} "
+        "--valid-source {input.valid_source} --valid-target {input.valid_target} "
+        "--train-lines {params.lines} --out {output} --scale {params.scale} > {log} 2>&1"
+
+
+rule ch4_finetune:
+    """Fine-tune one run from its pre-trained model's best checkpoint (#0: from scratch)."""
+    input:
+        unpack(
+            lambda w: {
+                "data": ch4_training.finetune_data(PATHS, w.run),
+                **ch4_training.init_inputs(PATHS, w.run, w.seed),
+            }
+        ),
+    output:
+        CH4_FINETUNE_MODEL,
+    log:
+        log_path(CH4_CHAPTER, "finetune_{run}_seed{seed}"),
+    wildcard_constraints:
+        run=CH4_FINETUNED,
+        seed=r"\d+",
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_train")
+    resources:
+        **job_resources("gpu_train", gpu=CH4[ch4_training.FINETUNE]["gpus"]),
+    params:
+        section=CH4_CHAPTER,
+        stage=ch4_training.FINETUNE,
+        code=code_version("nmt pair-train"),
+        init=lambda w: ch4_training.init_flag(PATHS, w.run, w.seed),
+        out=lambda w, output: os.path.dirname(output[0]),
+        flags=flags_from(CH4[ch4_training.FINETUNE]),
+        scale=CFG["scale"],
+    shell:
+        "exec mlrep nmt pair-train --section {params.section} --stage {params.stage} "
+        "--data {input.data} {params.init} --name {wildcards.run} --seed {wildcards.seed} "
+        "--out {params.out} --threads {threads} --scale {params.scale} {params.flags} "
+        "> {log} 2>&1"
+
+
+rule ch4_jass_train:
+    """Every planned pre-training and fine-tune, at every seed."""
+    input:
+        ch4_training.targets(PATHS, CH4),

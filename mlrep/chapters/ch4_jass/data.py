@@ -12,34 +12,29 @@ Every path sits under ``results/ch4_jass/data/``:
   and the analyses the bunsetsu and tree tasks read;
 - ``bpe/<model>/``: one joint BPE per pair model (``jaen``, ``jazh``, ``enko``);
 - ``pretrain/<model>/<lang>/<tasks>/<split>.{src,tgt}``: one side's pairs, ``train`` from the
-  monolingual words and ``valid`` from the pool's valid set (tasks: ``mass``, ``bmass+brss.f``,
-  ``jass``; `mlrep.text.pretrain_tasks`).
+  monolingual words and ``valid`` from the pool's valid set (tasks: a pre-training's
+  `runs.side_tasks` joined by ``+``: ``mass``, ``mass+bmass``, ``jass``;
+  `mlrep.text.pretrain_tasks`);
+- ``subwords/<a>-<b>/<split>.<lang>``: a pool's words in its pair model's BPE, the fine-tuning
+  text.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
+from mlrep.chapters.ch4_jass import runs
 from mlrep.errors import MlrepError
 from mlrep.paths import Paths
 from mlrep.text import pretrain_tasks
 
 SECTION = "ch4_jass"
 # pair model -> its fine-tuning pair (one BPE, one monolingual text and one model per pair)
-FINETUNE_PAIRS = {"jaen": "ja-en", "jazh": "ja-zh", "enko": "en-ko"}
+FINETUNE_PAIRS = {model: "-".join(langs) for model, langs in runs.PAIRS.items()}
 SPLITS = ("train", "valid", "test")
 PRETRAIN_SPLITS = ("train", "valid")
 MONO = "mono"  # the text name of the monolingual words
-# the sides pre-trained for now, (pair model, language) -> task sets; the chapter's run
-# inventory will name them
-SIDES = {
-    ("jaen", "ja"): ("mass", "bmass", "brss.f", "jass"),
-    ("jaen", "en"): ("mass", "hfss", "enss"),
-    ("jazh", "ja"): ("mass",),
-    ("jazh", "zh"): ("mass",),
-    ("enko", "en"): ("mass",),
-    ("enko", "ko"): ("mass",),
-}
 
 
 class Ch4DataError(MlrepError):
@@ -141,11 +136,53 @@ def pretrain_inputs(paths: Paths, model: str, split: str, lang: str, tasks: str)
     return found
 
 
-def pretrain_targets(paths: Paths) -> list[str]:
-    """Every side's train and valid source file (`SIDES`)."""
+def side(run_id: str, lang: str) -> str:
+    """The task set of one side of a pre-training, as its pair files are named: its
+    `runs.side_tasks` joined by ``+`` (one file of pairs, the tasks shuffled together)."""
+    return "+".join(runs.side_tasks(run_id, lang))
+
+
+def sides(run_ids: Iterable[str]) -> dict[tuple[str, str], list[str]]:
+    """(pair model, language) -> the task sets the pre-trainings `run_ids` read, each once."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for run_id in run_ids:
+        run = runs.pretraining(run_id)
+        for lang in run.languages:
+            task_sets = found.setdefault((run.pair, lang), [])
+            if side(run_id, lang) not in task_sets:
+                task_sets.append(side(run_id, lang))
+    return found
+
+
+def pretrain_targets(paths: Paths, run_ids: Iterable[str]) -> list[str]:
+    """The train and valid source file of every side that the pre-trainings `run_ids` read."""
     return [
         f"{pretrain(paths, model, lang, tasks, split)}.src"
-        for (model, lang), task_sets in SIDES.items()
+        for (model, lang), task_sets in sides(run_ids).items()
         for tasks in task_sets
         for split in PRETRAIN_SPLITS
     ]
+
+
+def pool_of(corpus: str) -> str:
+    """The pool a fine-tuning corpus samples: its pair model's (ASPEC Ja-Zh and Wikipedia
+    Ja-Zh share ja-zh's)."""
+    return FINETUNE_PAIRS[runs.CORPORA[corpus].pair]
+
+
+def model_of(pair: str) -> str:
+    """The pair model whose BPE a pool's text is written in."""
+    found = [model for model, name in FINETUNE_PAIRS.items() if name == pair]
+    if not found:
+        raise Ch4DataError(f"no pool {pair!r}; choose from {', '.join(FINETUNE_PAIRS.values())}")
+    return found[0]
+
+
+def subwords(paths: Paths, pair: str, split: str, lang: str) -> str:
+    """One language of a pool's split in its pair model's BPE."""
+    return str(root(paths) / "subwords" / pair / f"{split}.{lang}")
+
+
+def subword_inputs(paths: Paths, pair: str, split: str, lang: str) -> dict[str, str]:
+    """The pool words and the BPE that `subwords` encodes."""
+    return {"text": f"{pool(paths, pair)}/{split}.{lang}", "model": bpe(paths, model_of(pair))}

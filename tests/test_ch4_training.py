@@ -1,0 +1,100 @@
+"""What Chapter 4's training rules read and write (`mlrep.chapters.ch4_jass.training`): the
+pre-training sides derived from the runs, each fine-tune's dictionary, sample and start, and
+the #0* baseline refused until it can be trained."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from mlrep import config as cfg
+from mlrep.chapters.ch4_jass import data, runs, training
+from mlrep.paths import Paths
+from tests.conftest import REPO
+
+PATHS = Paths(results=Path("r"), reports=Path("p"), resources=Path("s"))
+DATA = "r/ch4_jass/data"
+TINY = cfg.load({**cfg.load_yaml(REPO / "params.yaml"), "scale": "tiny"})["ch4_jass"]
+
+
+def plan(**values) -> dict:
+    return {**copy.deepcopy(TINY), **values}
+
+
+def test_sides_are_the_planned_pretrainings_task_sets():
+    assert data.sides(["jaen-mass-bmass", "jaen-jass-enss", "jaen-mass"]) == {
+        ("jaen", "ja"): ["mass+bmass", "jass", "mass"],
+        ("jaen", "en"): ["mass", "enss"],
+    }
+    # Chinese gets MASS alone; a task set two models share is built once
+    assert data.sides(["jazh-jass", "jazh-bart-jass"]) == {
+        ("jazh", "ja"): ["jass", "bart+jass"],
+        ("jazh", "zh"): ["mass"],
+    }
+
+
+def test_a_pretraining_reads_its_sides_and_the_pools_subwords():
+    found = training.pretrain_inputs(PATHS, "jaen-mass-bmass")
+    assert found["train_source"] == [
+        f"{DATA}/pretrain/jaen/ja/mass+bmass/train.src",
+        f"{DATA}/pretrain/jaen/en/mass/train.src",
+    ]
+    assert found["valid_target"][1] == f"{DATA}/pretrain/jaen/en/mass/valid.tgt"
+    assert found["finetune_text"] == [
+        f"{DATA}/subwords/ja-en/{split}.{lang}"
+        for split in ("train", "valid")
+        for lang in ["ja", "en"]
+    ]
+    assert data.subword_inputs(PATHS, "ja-zh", "test", "zh") == {
+        "text": f"{DATA}/pools/ja-zh/test.zh",
+        "model": f"{DATA}/bpe/jazh",
+    }
+
+
+def test_a_finetune_reads_its_direction_and_its_starts_dictionary():
+    found = training.finetune_inputs(PATHS, "wiki_jc.zh-ja.3k.jazh-jass")
+    assert found == {
+        "pair_data": f"{DATA}/bin/pretrain/jazh-jass",
+        "train_source": f"{DATA}/subwords/ja-zh/train.zh",
+        "train_target": f"{DATA}/subwords/ja-zh/train.ja",
+        "valid_source": f"{DATA}/subwords/ja-zh/valid.zh",
+        "valid_target": f"{DATA}/subwords/ja-zh/valid.ja",
+    }
+    assert training.decode_files(PATHS, "news_ek.ko-en.94k.enko-enss") == {
+        "source": f"{DATA}/subwords/en-ko/test.ko",
+        "target": f"{DATA}/subwords/en-ko/test.en",
+    }
+    best = "r/ch4_jass/pretrain/jazh-jass/seed2/model/checkpoint_best.pt"
+    assert training.init_flag(PATHS, "wiki_jc.zh-ja.3k.jazh-jass", 2) == f"--init {best}"
+    assert training.init_inputs(PATHS, "wiki_jc.zh-ja.3k.jazh-jass", 2) == {
+        "init": "r/ch4_jass/pretrain/jazh-jass/seed2/model/train.json"
+    }
+
+
+def test_vanilla_takes_its_pairs_mass_dictionary_and_no_init():
+    assert training.dictionary_source("news_ek.en-ko.20k.vanilla") == "enko-mass"
+    assert training.dictionary_source("aspec_je.en-ja.3k.jaen-hfss") == "jaen-hfss"
+    assert training.init_flag(PATHS, "news_ek.en-ko.20k.vanilla", 1) == ""
+    assert training.init_inputs(PATHS, "news_ek.en-ko.20k.vanilla", 1) == {}
+    # the MASS data is built for #0's dictionary though MASS itself is not trained
+    trimmed = plan(pretrained={"jaen": ["jass"]}, directions=["ja-en"])
+    assert training.pretrain_data_ids(trimmed) == ["jaen-jass", "jaen-mass"]
+    models = training.targets(PATHS, trimmed)
+    assert "r/ch4_jass/pretrain/jaen-mass/seed1/model/train.json" not in models
+    assert "r/ch4_jass/pretrain/jaen-jass/seed1/model/train.json" in models
+    assert "r/ch4_jass/finetune/aspec_je.ja-en.3k.vanilla/seed1/model/train.json" in models
+    assert f"{DATA}/subwords/ja-en/test.en" in models
+
+
+def test_every_planned_run_and_seed_is_a_target():
+    models = [t for t in training.targets(PATHS, plan(seeds=[1, 2])) if t.endswith(".json")]
+    planned = runs.planned_pretrainings(TINY) + runs.planned_finetunes(TINY)
+    assert len(models) == 2 * len(planned) == 2 * (10 + 52)
+    assert "r/ch4_jass/finetune/aspec_je.ja-en.10k.jaen-enss/seed2/model/train.json" in models
+
+
+def test_a_plan_with_the_optimized_baseline_is_refused():
+    with pytest.raises(training.Ch4TrainingError, match="baselines lists optimized"):
+        training.trained_finetunes(plan(baselines=["vanilla", "optimized"]))
