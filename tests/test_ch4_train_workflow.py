@@ -1,6 +1,7 @@
-"""Chapter 4's training half through Snakemake (`ch4_jass_train`): a pool's subwords, a
-pre-training's data-bin and model, fine-tunes binarised with its dictionary and started from
-its best checkpoint (#0 from scratch) — built at tiny in a copy of the session's project,
+"""Chapter 4's training and evaluation through Snakemake (`ch4_jass_evaluate`, which needs
+`ch4_jass_train`'s models): a pool's subwords, a pre-training's data-bin and model, fine-tunes
+binarised with its dictionary and started from its best checkpoint (#0 from scratch), each
+decoded and scored with WAT-style BLEU — built at tiny in a copy of the session's project,
 trimmed to one pre-training and its two fine-tunes; planned whole at full."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+import sacrebleu
 
 from mlrep import config as cfg
 from mlrep.chapters.ch4_jass import data as ch4_data
@@ -19,7 +21,7 @@ from mlrep.paths import Paths
 from tests.conftest import REPO, copy_workflow, planned_jobs, snakemake
 from tests.tiny_runs import jobs_run, set_params
 
-TARGET = "ch4_jass_train"
+TARGET = "ch4_jass_evaluate"
 PRETRAINED, SAMPLE = "jaen-mass", 30
 FINETUNED = [f"aspec_je.ja-en.3k.{start}" for start in ("vanilla", PRETRAINED)]
 
@@ -60,9 +62,9 @@ def test_tiny_finetunes_start_from_the_pretrained_model(tiny_project, tmp_path):
     result = snakemake(project, "--cores", "2", "--", TARGET, timeout=1500)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     ran = jobs_run(result.stdout + result.stderr)
-    # one pre-training: its two MASS sides, train and valid; the pool's six subword files
+    # one pre-training: its two MASS sides, train and valid; the pool's subwords it reads
     assert (ran["ch4_pretrain"], ran["ch4_finetune"], ran["ch4_pretrain_pairs"]) == (1, 2, 4)
-    assert ran["ch4_subwords"] == 6
+    assert ran["ch4_subwords"] == 5  # train and valid of both languages, the test source
     data = project / training.pretrain_data(PATHS, PRETRAINED)
     pair = read_json(data / DATA_SUMMARY)
     assert pair["languages"] == ["ja", "en"]
@@ -71,7 +73,7 @@ def test_tiny_finetunes_start_from_the_pretrained_model(tiny_project, tmp_path):
     pool_train = project / ch4_data.subwords(PATHS, "ja-en", "train", "ja")
     assert str(pool_train.relative_to(project)) in pair["finetune_text"]
     assert "@@" in pool_train.read_text(encoding="utf-8")
-    assert len(lines(project / ch4_data.subwords(PATHS, "ja-en", "test", "en"))) == 20
+    assert len(lines(project / ch4_data.subwords(PATHS, "ja-en", "test", "ja"))) == 20
     best = training.best(PATHS, training.PRETRAIN, PRETRAINED, 1)
     assert (project / best).exists()
     for run in FINETUNED:
@@ -88,6 +90,17 @@ def test_tiny_finetunes_start_from_the_pretrained_model(tiny_project, tmp_path):
         assert model["updates"] == 2
         start = runs.finetune(run).pretrained
         assert model["init"] == (best if start else None), run
+        # its test set decoded into words and scored on the pool's test words, as sacreBLEU
+        # scores them untokenized (WAT: the words are the segmenters' already)
+        hypotheses = lines(project / training.hypotheses(PATHS, run, 1))
+        files = training.score_inputs(PATHS, run)
+        references = lines(project / files["reference"])
+        assert len(hypotheses) == len(references) == 20
+        # words, no tag (a barely fine-tuned MASS model may still write [M]: it counts)
+        assert not any("@@" in h or h.startswith("[En]") for h in hypotheses), hypotheses[:3]
+        metrics = read_json(project / training.metrics(PATHS, run, 1))["metrics"]
+        expected = sacrebleu.corpus_bleu(hypotheses, [references], tokenize="none").score
+        assert metrics["bleu_ja-en"] == pytest.approx(expected, abs=0.01), run
 
 
 def test_full_scale_plans_every_run_on_the_thesis_gpus(tmp_path):
@@ -105,6 +118,9 @@ def test_full_scale_plans_every_run_on_the_thesis_gpus(tmp_path):
     # every fine-tune but #0*, which no scale plans yet (pair-train cannot shape it)
     optimized = {r for r in runs.finetunes() if runs.finetune(r).start == "optimized"}
     assert set(finetuned) == set(runs.finetunes()) - optimized and len(optimized) == 28
+    for rule in ("ch4_translate", "ch4_score"):  # each decoded and scored once
+        assert {job.values("wildcards")["run"] for job in planned[rule]} == set(finetuned)
+        assert len(planned[rule]) == len(finetuned), rule
     for job in pretrained.values():  # the thesis pre-trains on 4 GPUs, fine-tunes on 1
         assert (job.values("resources")["gpu"], job["threads"]) == ("4", "8")
         assert "--stage pretrain " in job.text and "--gpus 4 " in job.text

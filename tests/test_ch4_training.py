@@ -84,7 +84,7 @@ def test_vanilla_takes_its_pairs_mass_dictionary_and_no_init():
     models = training.targets(PATHS, trimmed)
     assert "r/ch4_jass/pretrain/jaen-mass/seed1/model/train.json" not in models
     assert "r/ch4_jass/pretrain/jaen-jass/seed1/model/train.json" in models
-    assert "r/ch4_jass/finetune/aspec_je.ja-en.3k.vanilla/seed1/model/train.json" in models
+    assert "r/ch4_jass/aspec_je.ja-en.3k.vanilla/seed1/model/train.json" in models
     assert f"{DATA}/subwords/ja-en/test.en" in models
 
 
@@ -92,9 +92,25 @@ def test_every_planned_run_and_seed_is_a_target():
     models = [t for t in training.targets(PATHS, plan(seeds=[1, 2])) if t.endswith(".json")]
     planned = runs.planned_pretrainings(TINY) + runs.planned_finetunes(TINY)
     assert len(models) == 2 * len(planned) == 2 * (10 + 52)
-    assert "r/ch4_jass/finetune/aspec_je.ja-en.10k.jaen-enss/seed2/model/train.json" in models
+    assert "r/ch4_jass/aspec_je.ja-en.10k.jaen-enss/seed2/model/train.json" in models
 
 
 def test_a_plan_with_the_optimized_baseline_is_refused():
     with pytest.raises(training.Ch4TrainingError, match="baselines lists optimized"):
         training.trained_finetunes(plan(baselines=["vanilla", "optimized"]))
+
+
+def test_every_planned_fine_tune_is_scored_in_its_run_folder_on_the_pools_test_words():
+    targets = training.evaluation_targets(PATHS, plan(seeds=[1, 2]))
+    assert len(targets) == len(set(targets)) == 2 * len(runs.planned_finetunes(TINY))
+    run = "aspec_jc.zh-ja.10k.jazh-jass"
+    assert f"r/ch4_jass/{run}/seed2/metrics.json" in targets
+    # the report's run folder holds the model, the hypotheses and the metrics
+    folder = "r/ch4_jass/" + run + "/seed1"
+    assert training.model(PATHS, training.FINETUNE, run, 1) == f"{folder}/model/train.json"
+    assert training.hypotheses(PATHS, run, 1) == f"{folder}/test.hyp"
+    # words, not subwords: the reference in the target language, the source as the floor
+    assert training.score_inputs(PATHS, run) == {
+        "reference": f"{DATA}/pools/ja-zh/test.ja",
+        "source": f"{DATA}/pools/ja-zh/test.zh",
+    }

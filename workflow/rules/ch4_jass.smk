@@ -21,7 +21,10 @@ also counts the pool's subwords (`mlrep nmt pair-pretrain`), and `ch4_pretrain` 
 `ch4_finetune_data` binarises a fine-tune's sample (the first `runs.sample_size` pool lines)
 in its direction with its start's dictionary (`mlrep nmt pair-finetune`) and `ch4_finetune`
 trains it from the pre-trained `checkpoint_best.pt` (#0, vanilla: from scratch).
-`ch4_jass_train` trains every planned model at every seed.
+`ch4_jass_train` trains every planned model at every seed. Each fine-tune's folder is a run of
+the chapter's tables: `ch4_translate` decodes its pool's test subwords into words and
+`ch4_score` writes their WAT-style BLEU into its metrics.json; `ch4_jass_evaluate` decodes and
+scores every planned fine-tune at every seed.
 """
 
 import os
@@ -414,3 +417,74 @@ rule ch4_jass_train:
     """Every planned pre-training and fine-tune, at every seed."""
     input:
         ch4_training.targets(PATHS, CH4),
+
+
+rule ch4_translate:
+    """Decode a fine-tune's test source (its pool's subwords, the target tag added) into words."""
+    input:
+        model=CH4_FINETUNE_MODEL,
+        data=ch4_training.finetune_data(PATHS, "{run}"),
+        source=lambda w: ch4_training.decode_files(PATHS, w.run)["source"],
+    output:
+        ch4_training.hypotheses(PATHS, "{run}", "{seed}"),
+    log:
+        log_path(CH4_CHAPTER, "translate_{run}_seed{seed}"),
+    wildcard_constraints:
+        run=CH4_FINETUNED,
+        seed=r"\d+",
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_eval")
+    resources:
+        **job_resources("gpu_eval"),
+    params:
+        section=CH4_CHAPTER,
+        code=code_version("nmt pair-translate"),
+        direction=lambda w: ch4_runs.finetune(w.run).direction,
+        model=lambda w, input: os.path.dirname(input.model),
+        scale=CFG["scale"],
+    shell:
+        "mlrep nmt pair-translate --section {params.section} --model {params.model} "
+        "--data-bin {input.data}/bin --direction {params.direction} --source {input.source} "
+        "--out {output} --threads {threads} --scale {params.scale} > {log} 2>&1"
+
+
+rule ch4_score:
+    """A fine-tune's WAT-style BLEU on the pool's test words: its metrics.json."""
+    input:
+        unpack(
+            lambda w: {
+                "hyp": ch4_training.hypotheses(PATHS, w.run, w.seed),
+                **ch4_training.score_inputs(PATHS, w.run),
+            }
+        ),
+    output:
+        ch4_training.metrics(PATHS, "{run}", "{seed}"),
+    log:
+        log_path(CH4_CHAPTER, "score_{run}_seed{seed}"),
+    wildcard_constraints:
+        run=CH4_FINETUNED,
+        seed=r"\d+",
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+    params:
+        section=CH4_CHAPTER,
+        code=code_version("nmt pair-score"),
+        direction=lambda w: ch4_runs.finetune(w.run).direction,
+        backend=PRE["tokenize"]["backend"],
+        scale=CFG["scale"],
+    shell:
+        "mlrep nmt pair-score --section {params.section} --hyp {input.hyp} "
+        "--reference {input.reference} --source {input.source} "
+        "--direction {params.direction} --backend {params.backend} --run {wildcards.run} "
+        "--seed {wildcards.seed} --out {output} --scale {params.scale} > {log} 2>&1"
+
+
+rule ch4_jass_evaluate:
+    """Every planned fine-tune decoded and scored, at every seed: the BLEU cells of Tables
+    4.3-4.6, 4.8, 4.9 and B.2-B.4."""
+    input:
+        ch4_training.evaluation_targets(PATHS, CH4),

@@ -1,6 +1,6 @@
-"""What Chapter 4's training rules read and write (workflow/rules/ch4_jass.smk asks here):
-each pre-training's data-bin and model, each fine-tune's data-bin and model, and the runs a
-scale trains.
+"""What Chapter 4's training and evaluation rules read and write (workflow/rules/ch4_jass.smk
+asks here): each pre-training's data-bin and model, each fine-tune's data-bin, model, test
+hypotheses and metrics, and the runs a scale trains.
 
 - ``data/bin/pretrain/<id>/``: `mlrep nmt pair-pretrain` of a pre-training: both sides'
   pairs (`data.sides`) and the pair's dictionary ``dict.txt``, which also counts the pool's
@@ -9,9 +9,12 @@ scale trains.
 - ``data/bin/finetune/<id>/``: `mlrep nmt pair-finetune` of a fine-tune: the first
   `runs.sample_size` lines of its pool's training subwords in its direction, the pool's valid
   set, binarised with the dictionary of its start (`dictionary_source`);
-- ``pretrain/<id>/seed<N>/model/`` and ``finetune/<id>/seed<N>/model/`` (`Paths.model`):
-  `mlrep nmt pair-train`'s checkpoints and ``train.json``; a fine-tune at seed N starts from
-  its pre-training's ``checkpoint_best.pt`` at seed N.
+- ``pretrain/<id>/seed<N>/model/`` and ``<id>/seed<N>/model/`` (`Paths.model`): `mlrep nmt
+  pair-train`'s checkpoints and ``train.json``; a fine-tune at seed N starts from its
+  pre-training's ``checkpoint_best.pt`` at seed N. A fine-tune is a run of the chapter's
+  tables, so its folder is the report's ``<run>/seed<N>/``: beside ``model/`` its test
+  hypotheses (``test.hyp``, `mlrep nmt pair-translate`) and ``metrics.json`` (`mlrep nmt
+  pair-score`).
 
 The no-pre-training baseline #0 (``vanilla``) is a Transformer-big trained from scratch on the
 same fine-tuning data, so it takes the dictionary of its pair's MASS pre-training data
@@ -36,6 +39,8 @@ from mlrep.paths import Paths
 PRETRAIN, FINETUNE = "pretrain", "finetune"  # the stages: pair-train's --stage, folder names
 SUMMARY = "train.json"  # `mlrep.nmt.train.SUMMARY` (torch-free here: the rules plan with it)
 BEST = "checkpoint_best.pt"  # `mlrep.nmt.train.BEST`
+HYPOTHESES = "test.hyp"
+METRICS = "metrics.json"  # `mlrep.report.metrics`' contract
 # the pre-trained model whose data's dictionary #0 is binarised with (see the module's doc)
 VANILLA_DICTIONARY = "mass"
 UNTRAINED_BASELINES = ("optimized",)  # #0*: pair-train has no model-shape options yet
@@ -55,7 +60,26 @@ def finetune_data(paths: Paths, run_id: str) -> str:
 
 def model(paths: Paths, stage: str, run_id: str, seed: int | str) -> str:
     """The ``train.json`` of a run's model folder (its checkpoints sit beside it)."""
-    return str(paths.model(SECTION, f"{stage}/{run_id}", seed) / SUMMARY)
+    run = f"{PRETRAIN}/{run_id}" if stage == PRETRAIN else run_id
+    return str(paths.model(SECTION, run, seed) / SUMMARY)
+
+
+def hypotheses(paths: Paths, run_id: str, seed: int | str) -> str:
+    """A fine-tune's test hypotheses: words, BPE merged (`mlrep nmt pair-translate`)."""
+    return str(paths.run(SECTION, run_id, seed) / HYPOTHESES)
+
+
+def metrics(paths: Paths, run_id: str, seed: int | str) -> str:
+    """A fine-tune's ``metrics.json``: the report reads its cells here."""
+    return str(paths.run(SECTION, run_id, seed) / METRICS)
+
+
+def score_inputs(paths: Paths, run_id: str) -> dict[str, str]:
+    """`mlrep nmt pair-score`'s references and copy floor: the pool's test words (WAT-style
+    BLEU scores words, not subwords)."""
+    run = runs.finetune(run_id)
+    pool = data.pool(paths, data.pool_of(run.corpus))
+    return {"reference": f"{pool}/test.{run.tgt}", "source": f"{pool}/test.{run.src}"}
 
 
 def best(paths: Paths, stage: str, run_id: str, seed: int | str) -> str:
@@ -167,4 +191,13 @@ def targets(paths: Paths, section: Mapping[str, Any]) -> list[str]:
             (FINETUNE, trained_finetunes(section)),
         )
         for run_id in ids
+    ]
+
+
+def evaluation_targets(paths: Paths, section: Mapping[str, Any]) -> list[str]:
+    """Every planned fine-tune's ``metrics.json`` at every seed of the section."""
+    return [
+        metrics(paths, run_id, seed)
+        for seed in section["seeds"]
+        for run_id in trained_finetunes(section)
     ]
