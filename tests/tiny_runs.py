@@ -29,6 +29,16 @@ from tests.conftest import REPO, snakemake
 PROJECT_FILES = ("Snakefile", "params.yaml", "dvc.yaml", ".gitignore", ".dvcignore")
 PROJECT_TREES = ("workflow", "mlrep", "reports/reference")
 
+# Chapter 4's data half, trimmed for its workflow tests (the chapter is landing: no
+# CHAPTER_TRIMS entry until its target exists): 300 lines a corpus file, 150 monolingual
+# sentences a language, 20 valid and test lines a pool
+CH4_DATA_TRIM: dict[str, Any] = {
+    "preprocess.max_lines": 300,
+    "ch4_jass.data.max_monolingual": 150,
+    "ch4_jass.data.max_valid": 20,
+    "ch4_jass.data.max_test": 20,
+}
+
 CHAPTER_TRIMS: dict[str, dict[str, Any]] = {
     "ch2_ems": {
         "ch2_ems.prepare.max_pairs": 60,
