@@ -21,7 +21,7 @@ from mlrep.cliutil import (
     scale_of,
     settings_from,
 )
-from mlrep.data import archive, download, monolingual, pools, readers, registry, stand_in
+from mlrep.data import archive, download, monolingual, readers, registry, stand_in
 from mlrep.data.validate import Filters
 from mlrep.errors import did_you_mean
 
@@ -238,6 +238,8 @@ def _aligned(text: str) -> tuple[tuple[str, str], Path]:
 
 
 def _finetune_pool(args: argparse.Namespace) -> int:
+    from mlrep.data import pools  # here: the other data verbs' code versions stay apart
+
     sections = (args.section,) if args.section else ()
     scale, settings = settings_from(args, pools.PoolSettings, sections)
     aligned = dict(args.aligned or ())
@@ -267,6 +269,8 @@ def _extract(args: argparse.Namespace) -> int:
 
 
 def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    from mlrep.data import pools  # as in _finetune_pool: its own verb's code alone
+
     data = top.add_parser("data", help="dataset registry: list, fetch, normalise")
     sub = data.add_subparsers(dest="data_command", required=True)
     entries = argparse.ArgumentParser(add_help=False)
