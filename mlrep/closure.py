@@ -25,8 +25,11 @@ files as modules: the fairseq plugins that ``--user-dir`` loads are reached this
 What is hashed is what the code does, not its text: each module's syntax tree without docstrings
 (``ast.dump``: comments and layout never reach it; of a module reached by names, only the
 statements reached), the verb's options (flags, defaults, choices, types; not their help), and
-each data file: YAML parsed (its comments and layout do not count, nor a JSON Schema's
-annotations such as ``description``), any other file by its bytes.
+each data file: YAML parsed (its comments and layout do not count), any other file by its
+bytes. A JSON Schema counts by its ``scale`` enum alone: validation only accepts or refuses a
+config, and what a job writes comes from the config it accepted, which the job's params carry;
+the scales are the one thing a schema tells the code (`mlrep.config.scale_names`). So a new
+chapter's keys in the params schema leave every finished job of the other chapters current.
 """
 
 from __future__ import annotations
@@ -49,8 +52,6 @@ import yaml
 # Module name -> the top-level names reached in it (``@<line>``: the lambda or nested function
 # on that line), or None for the whole module.
 Roots = dict[str, frozenset[str] | None]
-# JSON Schema keywords that annotate and never validate.
-SCHEMA_ANNOTATIONS = frozenset({"description", "title", "$comment", "examples"})
 SCHEMA_SUFFIXES = (".schema.yaml", ".schema.yml")
 # Decorators that only wrap what they decorate: a definition under them does nothing at import.
 PURE_DECORATORS = frozenset(
@@ -604,27 +605,15 @@ def _anchor(
 
 
 def _content(path: Path) -> str:
-    """The digest of what a data file says: YAML parsed (a schema without its annotations),
-    any other file by its bytes."""
+    """The digest of what a data file says: YAML parsed (a schema: its scales, see the
+    module's doc), any other file by its bytes."""
     if path.suffix in {".yaml", ".yml"}:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
         if path.name.endswith(SCHEMA_SUFFIXES):
-            data = _without_annotations(data)
+            data = data.get("properties", {}).get("scale", {}).get("enum")
         return _sha256(json.dumps(data, ensure_ascii=False, default=str))
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _without_annotations(data: Any) -> Any:
-    if isinstance(data, dict):
-        return {
-            k: _without_annotations(v)
-            for k, v in data.items()
-            if not (k in SCHEMA_ANNOTATIONS and not isinstance(v, dict))
-        }
-    if isinstance(data, list):
-        return [_without_annotations(v) for v in data]
-    return data

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 import mlrep
 from mlrep.cli import build_parser
@@ -298,6 +299,28 @@ def test_a_comment_edit_of_a_real_module_keeps_the_digest_and_a_semantic_edit_ch
     assert after["nmt train"] != before["nmt train"]
     assert after["report build"] == before["report build"]
     assert after["ch2 train"] == before["ch2 train"]
+
+
+def test_a_schema_counts_by_its_scales_alone(tmp_path):
+    """A new chapter's keys in the params schema rerun no finished job; a scale changes all."""
+    copy = tmp_path / "mlrep"
+    shutil.copytree(Path(mlrep.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "workflow" / "schemas", tmp_path / "workflow" / "schemas")
+    schema = tmp_path / "workflow" / "schemas" / "params.schema.yaml"
+    parser = build_parser()
+
+    def digests() -> dict[str, str]:
+        verbs = Verbs(parser, Package(copy))
+        return {v: verbs.closure(v).digest for v in ("data fetch", "nmt train", "ch2 train")}
+
+    before = digests()
+    loaded = yaml.safe_load(schema.read_text(encoding="utf-8"))
+    loaded["properties"]["ch5_wordcl"] = {"type": "object", "required": ["seeds", "new_key"]}
+    schema.write_text(yaml.safe_dump(loaded), encoding="utf-8")
+    assert digests() == before
+    loaded["properties"]["scale"]["enum"].append("medium")
+    schema.write_text(yaml.safe_dump(loaded), encoding="utf-8")
+    assert all(after != before[v] for v, after in digests().items())
 
 
 def test_the_digest_is_the_same_in_every_process():
