@@ -77,17 +77,14 @@ def copy_workflow(dest: Path) -> Path:
 
 
 def preprocess_tiny_corpus(params: dict, pairs: list[str], settings: dict) -> str:
-    """`params` with the chapters-4-6 dataset (`thesis`) replaced by `tiny_corpus` (`pairs` of
-    the corpus in results/data/tiny_corpus, aligned by `align`) and its subword settings by
-    `settings`; returns the dataset's record, the target that builds it and nothing else."""
+    """`params` with a dataset `tiny_corpus` (`pairs` of the corpus in results/data/tiny_corpus,
+    aligned by `align`) and the subword settings `settings` added; returns the dataset's record,
+    the target that builds it and nothing else (the chapters' own datasets and settings stay,
+    unbuilt: Chapter 4's rules read theirs when the workflow is parsed)."""
     pre = params["preprocess"]
-    del pre["datasets"]["thesis"], pre["scales"]["full"]["datasets"]["thesis"]
     spec = {"corpus": "tiny_corpus", "corpora": {}, "pairs": pairs, "steps": {}}
     pre["datasets"]["tiny_corpus"] = spec
-    named = pre["subwords"]["settings"]
-    for name in [n for n, setting in named.items() if setting["dataset"] == "thesis"]:
-        del named[name]
-    named.update(settings)
+    pre["subwords"]["settings"].update(settings)
     params["align"]["dataset"] = "tiny_corpus"
     return "results/preprocess/tiny_corpus/provenance.json"
 
