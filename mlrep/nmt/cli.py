@@ -21,6 +21,7 @@ from mlrep.cliutil import (
     UsageError,
     add_options,
     boolean,
+    common_options,
     positive_int,
     scale_of,
     settings_from,
@@ -28,6 +29,11 @@ from mlrep.cliutil import (
 from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
 from mlrep.report.metrics import METRICS_FILE, write
+
+PAIR_RUNS = "pair-runs"
+STEP_SEPARATOR = "::"  # between the steps of `pair-runs`
+# `pair-runs` options that apply to each of its steps that has them
+SHARED_OPTIONS = ("threads", "scale", "params")
 
 
 def _prepare(args: argparse.Namespace) -> int:
@@ -403,9 +409,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
     nmt = top.add_parser("nmt", help="multilingual NMT on fairseq")
     sub = nmt.add_subparsers(dest="nmt_command", required=True)
-    base = argparse.ArgumentParser(add_help=False, parents=[common])
-    base.add_argument("--section", required=True, help="the chapter's params.yaml section")
-    base.add_argument("--threads", type=positive_int, default=1, help="CPU threads")
+    base = _base(common)
 
     prep = sub.add_parser(
         "prepare", parents=[base], help="cut a dataset from preprocessed sets, binarise"
@@ -539,6 +543,51 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     mt.set_defaults(func=_metrics)
 
 
+def _base(common: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options of every verb that reads a chapter's settings and computes."""
+    base = argparse.ArgumentParser(add_help=False, parents=[common])
+    base.add_argument("--section", required=True, help="the chapter's params.yaml section")
+    base.add_argument("--threads", type=positive_int, default=1, help="CPU threads")
+    return base
+
+
+def _pair_steps() -> argparse.ArgumentParser:
+    """The parser of one `pair-runs` step: the pair verbs themselves, so a step's options are
+    theirs and are spelled nowhere else."""
+    steps = argparse.ArgumentParser(prog="mlrep nmt pair-runs STEP")
+    common = common_options()
+    _register_pair(steps.add_subparsers(dest="step", required=True), common, _base(common))
+    return steps
+
+
+def _pair_runs(args: argparse.Namespace) -> int:
+    """Run the steps in order in this process; stop at the first that fails."""
+    steps, step = [], []
+    for token in args.steps:
+        if token == STEP_SEPARATOR:
+            steps.append(step)
+            step = []
+        else:
+            step.append(token)
+    steps.append(step)
+    if any(not step or step[0] == PAIR_RUNS for step in steps):
+        raise UsageError(
+            f"pair-runs: give pair verbs separated by {STEP_SEPARATOR!r}, e.g. "
+            f"pair-train ... {STEP_SEPARATOR} pair-translate ... (none empty, none pair-runs)"
+        )
+    parser = _pair_steps()
+    parsed = [parser.parse_args(step) for step in steps]  # every step checked before any runs
+    for number, step in enumerate(parsed, start=1):
+        for shared in SHARED_OPTIONS:  # the job's, so the steps do not repeat them
+            if hasattr(step, shared):
+                setattr(step, shared, getattr(args, shared))
+        print(json.dumps({"step": number, "of": len(parsed), "verb": step.step}), flush=True)
+        code = step.func(step)
+        if code:
+            return code
+    return 0
+
+
 def _register_pair(
     sub: argparse._SubParsersAction,
     common: argparse.ArgumentParser,
@@ -650,3 +699,18 @@ def _register_pair(
     sc.add_argument("--seed", type=int, required=True)
     sc.add_argument("--out", type=Path, required=True, help="the run's metrics.json")
     sc.set_defaults(func=_pair_score)
+
+    runs = sub.add_parser(
+        PAIR_RUNS,
+        parents=[common],
+        help="several pair verbs in one process, in order (fairseq starts once; tiny runs "
+        "take seconds, so start-up would dominate one process per fine-tune)",
+    )
+    runs.add_argument("--threads", type=positive_int, default=1, help="CPU threads of each step")
+    # --params and --scale (common) apply to every step too: the steps leave them out
+    runs.add_argument(
+        "steps",
+        nargs=argparse.REMAINDER,
+        help=f"pair verbs with their options, separated by {STEP_SEPARATOR!r}",
+    )
+    runs.set_defaults(func=_pair_runs)

@@ -18,13 +18,14 @@ The training half (`mlrep.chapters.ch4_jass.training` says where everything is):
 `ch4_subwords` writes a pool's words in its pair model's BPE (the fine-tuning text);
 `ch4_pretrain_data` binarises a pre-training's two sides with the pair's dictionary, which
 also counts the pool's subwords (`mlrep nmt pair-pretrain`), and `ch4_pretrain` trains it;
-`ch4_finetune_data` binarises a fine-tune's sample (the first `runs.sample_size` pool lines)
-in its direction with its start's dictionary (`mlrep nmt pair-finetune`) and `ch4_finetune`
-trains it from the pre-trained `checkpoint_best.pt` (#0, vanilla: from scratch).
-`ch4_jass_train` trains every planned model at every seed. Each fine-tune's folder is a run of
-the chapter's tables: `ch4_translate` decodes its pool's test subwords into words and
-`ch4_score` writes their WAT-style BLEU into its metrics.json; `ch4_jass_evaluate` decodes and
-scores every planned fine-tune at every seed.
+each `ch4_finetune_<job>` (`training.finetune_jobs`: at tiny one per start, at full one per
+fine-tune) runs, in one process, the steps of its fine-tunes: binarise a fine-tune's sample
+(the first `runs.sample_size` pool lines) in its direction with its start's dictionary
+(`mlrep nmt pair-finetune`), train it from the pre-trained `checkpoint_best.pt` (#0, vanilla:
+from scratch), decode its pool's test subwords into words and write their WAT-style BLEU into
+its metrics.json, at every seed. Each fine-tune's folder is a run of the chapter's tables.
+`ch4_jass_train` trains every planned model at every seed; `ch4_jass_evaluate` asks for every
+planned fine-tune's metrics.
 """
 
 import os
@@ -33,7 +34,6 @@ import re
 from mlrep.chapters.ch4_jass import data as ch4_data
 from mlrep.chapters.ch4_jass import runs as ch4_runs
 from mlrep.chapters.ch4_jass import training as ch4_training
-from mlrep.nmt import pair as nmt_pair
 from mlrep.text import pretrain_tasks
 
 CH4_CHAPTER = ch4_data.SECTION
@@ -348,139 +348,47 @@ rule ch4_pretrain:
         "--threads {threads} --scale {params.scale} {params.flags} > {log} 2>&1"
 
 
-rule ch4_finetune_data:
-    """A fine-tune's data-bin: its sample of the pool in its direction, its start's dictionary."""
-    input:
-        unpack(lambda w: ch4_training.finetune_inputs(PATHS, w.run)),
-    output:
-        directory(ch4_training.finetune_data(PATHS, "{run}")),
-    log:
-        log_path(CH4_CHAPTER, "finetune_data", "{run}"),
-    wildcard_constraints:
-        run=CH4_FINETUNED,
-    conda:
-        MLREP_ENV
-    threads: job_threads("default")
-    resources:
-        **job_resources("default"),
-    params:
-        code=code_version("nmt pair-finetune"),
-        dictionary=nmt_pair.DICT,
-        direction=lambda w: ch4_runs.finetune(w.run).direction,
-        lines=lambda w: ch4_runs.sample_size(CH4, w.run),
-        scale=CFG["scale"],
-    shell:
-        "mlrep nmt pair-finetune --dict {input.pair_data}/{params.dictionary} "
-        "--direction {params.direction} "
-        "--train-source {input.train_source} --train-target {input.train_target} "
-        "--valid-source {input.valid_source} --valid-target {input.valid_target} "
-        "--train-lines {params.lines} --out {output} --scale {params.scale} > {log} 2>&1"
+# Fine-tuning jobs (`training.finetune_jobs`): each binarises its fine-tunes' samples with
+# their start's dictionary, trains them from the pre-trained checkpoint_best.pt (#0, vanilla:
+# from scratch; a rerun resumes from a run's own checkpoint_last.pt), decodes their test
+# sources and scores them, at every seed, in one process (`mlrep nmt pair-runs`).
+for CH4_JOB, CH4_JOB_RUNS in ch4_training.finetune_jobs(CH4).items():
+    CH4_JOB_OUT = ch4_training.finetune_job_outputs(PATHS, CH4, CH4_JOB_RUNS)
 
-
-rule ch4_finetune:
-    """Fine-tune one run from its pre-trained model's best checkpoint (#0: from scratch)."""
-    input:
-        unpack(
-            lambda w: {
-                "data": ch4_training.finetune_data(PATHS, w.run),
-                **ch4_training.init_inputs(PATHS, w.run, w.seed),
-            }
-        ),
-    output:
-        CH4_FINETUNE_MODEL,
-    log:
-        log_path(CH4_CHAPTER, "finetune_{run}_seed{seed}"),
-    wildcard_constraints:
-        run=CH4_FINETUNED,
-        seed=r"\d+",
-    conda:
-        MLREP_ENV
-    threads: job_threads("gpu_train")
-    resources:
-        **job_resources("gpu_train", gpu=CH4[ch4_training.FINETUNE]["gpus"]),
-    params:
-        section=CH4_CHAPTER,
-        stage=ch4_training.FINETUNE,
-        code=code_version("nmt pair-train"),
-        init=lambda w: ch4_training.init_flag(PATHS, w.run, w.seed),
-        out=lambda w, output: os.path.dirname(output[0]),
-        flags=flags_from(CH4[ch4_training.FINETUNE]),
-        scale=CFG["scale"],
-    shell:
-        "exec mlrep nmt pair-train --section {params.section} --stage {params.stage} "
-        "--data {input.data} {params.init} --name {wildcards.run} --seed {wildcards.seed} "
-        "--out {params.out} --threads {threads} --scale {params.scale} {params.flags} "
-        "> {log} 2>&1"
+    rule:
+        """Binarise, fine-tune, decode and score a group of fine-tunes in one process."""
+        name:
+            f"ch4_finetune_{CH4_JOB}"
+        input:
+            **ch4_training.finetune_job_inputs(PATHS, CH4, CH4_JOB_RUNS),
+        output:
+            data=[directory(path) for path in CH4_JOB_OUT["data"]],
+            runs=CH4_JOB_OUT["runs"],
+        log:
+            log_path(CH4_CHAPTER, "finetune", CH4_JOB),
+        conda:
+            MLREP_ENV
+        threads: job_threads("gpu_train")
+        resources:
+            **job_resources("gpu_train", gpu=CH4[ch4_training.FINETUNE]["gpus"]),
+        params:
+            code=code_version("nmt pair-runs"),
+            steps=ch4_training.pair_runs_arguments(
+                ch4_training.finetune_steps(
+                    PATHS, CH4, CH4_JOB_RUNS, PRE["tokenize"]["backend"]
+                )
+            ),
+            scale=CFG["scale"],
+        # exec: the trainer is the job step's task, so SLURM's USR1/TERM reach it first
+        shell:
+            "exec mlrep nmt pair-runs --threads {threads} --scale {params.scale} "
+            "{params.steps} > {log} 2>&1"
 
 
 rule ch4_jass_train:
     """Every planned pre-training and fine-tune, at every seed."""
     input:
         ch4_training.targets(PATHS, CH4),
-
-
-rule ch4_translate:
-    """Decode a fine-tune's test source (its pool's subwords, the target tag added) into words."""
-    input:
-        model=CH4_FINETUNE_MODEL,
-        data=ch4_training.finetune_data(PATHS, "{run}"),
-        source=lambda w: ch4_training.decode_files(PATHS, w.run)["source"],
-    output:
-        ch4_training.hypotheses(PATHS, "{run}", "{seed}"),
-    log:
-        log_path(CH4_CHAPTER, "translate_{run}_seed{seed}"),
-    wildcard_constraints:
-        run=CH4_FINETUNED,
-        seed=r"\d+",
-    conda:
-        MLREP_ENV
-    threads: job_threads("gpu_eval")
-    resources:
-        **job_resources("gpu_eval"),
-    params:
-        section=CH4_CHAPTER,
-        code=code_version("nmt pair-translate"),
-        direction=lambda w: ch4_runs.finetune(w.run).direction,
-        model=lambda w, input: os.path.dirname(input.model),
-        scale=CFG["scale"],
-    shell:
-        "mlrep nmt pair-translate --section {params.section} --model {params.model} "
-        "--data-bin {input.data}/bin --direction {params.direction} --source {input.source} "
-        "--out {output} --threads {threads} --scale {params.scale} > {log} 2>&1"
-
-
-rule ch4_score:
-    """A fine-tune's WAT-style BLEU on the pool's test words: its metrics.json."""
-    input:
-        unpack(
-            lambda w: {
-                "hyp": ch4_training.hypotheses(PATHS, w.run, w.seed),
-                **ch4_training.score_inputs(PATHS, w.run),
-            }
-        ),
-    output:
-        ch4_training.metrics(PATHS, "{run}", "{seed}"),
-    log:
-        log_path(CH4_CHAPTER, "score_{run}_seed{seed}"),
-    wildcard_constraints:
-        run=CH4_FINETUNED,
-        seed=r"\d+",
-    conda:
-        MLREP_ENV
-    threads: job_threads("cpu_light")
-    resources:
-        **job_resources("cpu_light"),
-    params:
-        section=CH4_CHAPTER,
-        code=code_version("nmt pair-score"),
-        direction=lambda w: ch4_runs.finetune(w.run).direction,
-        backend=PRE["tokenize"]["backend"],
-        scale=CFG["scale"],
-    shell:
-        "mlrep nmt pair-score --section {params.section} --hyp {input.hyp} "
-        "--reference {input.reference} --source {input.source} "
-        "--direction {params.direction} --backend {params.backend} --run {wildcards.run} "
-        "--seed {wildcards.seed} --out {output} --scale {params.scale} > {log} 2>&1"
 
 
 rule ch4_jass_evaluate:

@@ -27,12 +27,15 @@ that lists it (params.yaml leaves it out at every scale).
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from mlrep.chapters.ch4_jass import data, runs
 from mlrep.chapters.ch4_jass.settings import SECTION
+from mlrep.cliutil import flags_from
 from mlrep.errors import MlrepError
 from mlrep.paths import Paths
 
@@ -41,6 +44,9 @@ SUMMARY = "train.json"  # `mlrep.nmt.train.SUMMARY` (torch-free here: the rules 
 BEST = "checkpoint_best.pt"  # `mlrep.nmt.train.BEST`
 HYPOTHESES = "test.hyp"
 METRICS = "metrics.json"  # `mlrep.report.metrics`' contract
+DICT = "dict.txt"  # `mlrep.nmt.pair.DICT`
+DATA_BIN = "bin"  # `mlrep.nmt.pair.BIN`
+STEP_SEPARATOR = "::"  # `mlrep.nmt.cli.STEP_SEPARATOR`
 # the pre-trained model whose data's dictionary #0 is binarised with (see the module's doc)
 VANILLA_DICTIONARY = "mass"
 UNTRAINED_BASELINES = ("optimized",)  # #0*: pair-train has no model-shape options yet
@@ -201,3 +207,145 @@ def evaluation_targets(paths: Paths, section: Mapping[str, Any]) -> list[str]:
         for seed in section["seeds"]
         for run_id in trained_finetunes(section)
     ]
+
+
+def finetune_jobs(section: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The fine-tunes each fine-tuning job runs, by job name, in plan order.
+
+    A job binarises, trains, decodes and scores its fine-tunes at every seed in one process
+    (`mlrep nmt pair-runs`). ``finetunes_per_job`` sets how many: 0 groups every planned
+    fine-tune of one start (tiny, where each trains in seconds and fairseq's start-up would
+    otherwise dominate; a baseline's per pair model), 1 gives each its own job (full, a GPU job
+    per fine-tune), n cuts a start's fine-tunes into chunks of n. A job of one fine-tune is
+    named by its id, a start's whole group by the start, a chunk by the start and its number."""
+    size = section["finetunes_per_job"]
+    starts: dict[str, list[str]] = {}
+    for run_id in trained_finetunes(section):
+        run = runs.finetune(run_id)
+        # a baseline starts each pair model's runs afresh: one group per pair model
+        start = run.start if run.pretrained else f"{runs.CORPORA[run.corpus].pair}-{run.start}"
+        starts.setdefault(start, []).append(run_id)
+    jobs: dict[str, list[str]] = {}
+    for start, ids in starts.items():
+        chunks = [ids[i : i + size] for i in range(0, len(ids), size)] if size else [ids]
+        for number, chunk in enumerate(chunks, start=1):
+            if len(chunk) == 1:
+                name = chunk[0]
+            else:
+                name = start if len(chunks) == 1 else f"{start}.{number}"
+            jobs[re.sub(r"\W", "_", name)] = chunk
+    return jobs
+
+
+def finetune_job_inputs(
+    paths: Paths, section: Mapping[str, Any], run_ids: list[str]
+) -> dict[str, list[str]]:
+    """What a fine-tuning job reads, by kind: its fine-tunes' pair dictionaries' data folders
+    and subwords, their starts' pre-trained models at each seed, and the test words scored."""
+    found: dict[str, list[str]] = {"data": [], "init": [], "score": []}
+    for run_id in run_ids:
+        found["data"].extend(finetune_inputs(paths, run_id).values())
+        found["data"].append(decode_files(paths, run_id)["source"])
+        found["score"].extend(score_inputs(paths, run_id).values())
+        for seed in section["seeds"]:
+            found["init"].extend(init_inputs(paths, run_id, seed).values())
+    return {kind: list(dict.fromkeys(files)) for kind, files in found.items()}
+
+
+def finetune_job_outputs(
+    paths: Paths, section: Mapping[str, Any], run_ids: list[str]
+) -> dict[str, list[str]]:
+    """What a fine-tuning job writes: each fine-tune's data-bin folder, and at each seed its
+    model's ``train.json``, test hypotheses and ``metrics.json``."""
+    return {
+        "data": [finetune_data(paths, run_id) for run_id in run_ids],
+        "runs": [
+            path
+            for run_id in run_ids
+            for seed in section["seeds"]
+            for path in (
+                model(paths, FINETUNE, run_id, seed),
+                hypotheses(paths, run_id, seed),
+                metrics(paths, run_id, seed),
+            )
+        ],
+    }
+
+
+def _step(verb: str, *flags: str, **options: str | int) -> list[str]:
+    """One `pair-runs` step: the verb, then each option as ``--<key with dashes> value``."""
+    step = [verb]
+    for key, value in options.items():
+        step += [f"--{key.replace('_', '-')}", str(value)]
+    return step + list(flags)
+
+
+def finetune_steps(
+    paths: Paths, section: Mapping[str, Any], run_ids: list[str], backend: str
+) -> list[list[str]]:
+    """The `mlrep nmt pair-runs` steps of a fine-tuning job, in order: per fine-tune its
+    data-bin (`pair-finetune`), then at each seed its training from the pre-trained best
+    checkpoint (`pair-train`; #0 from scratch), decoding (`pair-translate`) and WAT-style
+    BLEU (`pair-score`). ``backend`` is the Moses tokenizer of the words (the signature's)."""
+    steps: list[list[str]] = []
+    training = shlex.split(flags_from(section[FINETUNE]))
+    for run_id in run_ids:
+        run = runs.finetune(run_id)
+        data_bin = finetune_data(paths, run_id)
+        given = finetune_inputs(paths, run_id)
+        words = score_inputs(paths, run_id)
+        steps.append(
+            _step(
+                "pair-finetune",
+                dict=f"{given.pop('pair_data')}/{DICT}",
+                direction=run.direction,
+                train_lines=runs.sample_size(section, run_id),
+                out=data_bin,
+                **given,
+            )
+        )
+        for seed in section["seeds"]:
+            folder = str(Path(model(paths, FINETUNE, run_id, seed)).parent)
+            init = {"init": best(paths, PRETRAIN, run.pretrained, seed)} if run.pretrained else {}
+            common = {"section": SECTION, "seed": seed}
+            steps.append(
+                _step(
+                    "pair-train",
+                    *training,
+                    stage=FINETUNE,
+                    data=data_bin,
+                    name=run_id,
+                    out=folder,
+                    **common,
+                    **init,
+                )
+            )
+            steps.append(
+                _step(
+                    "pair-translate",
+                    section=SECTION,
+                    model=folder,
+                    data_bin=f"{data_bin}/{DATA_BIN}",
+                    direction=run.direction,
+                    source=decode_files(paths, run_id)["source"],
+                    out=hypotheses(paths, run_id, seed),
+                )
+            )
+            steps.append(
+                _step(
+                    "pair-score",
+                    hyp=hypotheses(paths, run_id, seed),
+                    direction=run.direction,
+                    backend=backend,
+                    run=run_id,
+                    out=metrics(paths, run_id, seed),
+                    **common,
+                    **words,
+                )
+            )
+    return steps
+
+
+def pair_runs_arguments(steps: list[list[str]]) -> str:
+    """`mlrep nmt pair-runs`' positional arguments: the steps, quoted, between separators."""
+    return f" {STEP_SEPARATOR} ".join(shlex.join(step) for step in steps)
