@@ -7,6 +7,7 @@ trimmed to one pre-training and its two fine-tunes; planned whole at full."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -59,8 +60,13 @@ def test_tiny_finetunes_start_from_the_pretrained_model(tiny_project, tmp_path):
     result = snakemake(project, "--cores", "2", "--", TARGET, timeout=1500)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     ran = jobs_run(result.stdout + result.stderr)
-    # one pre-training: its two MASS sides, train and valid; the pool's subwords it reads
-    assert (ran["ch4_pretrain"], ran["ch4_finetune"], ran["ch4_pretrain_pairs"]) == (1, 2, 4)
+    # one pre-training: its two MASS sides, train and valid; the pool's subwords it reads;
+    # a fine-tuning job per start (the pre-trained model and #0), each in one process
+    assert (ran["ch4_pretrain"], ran["ch4_pretrain_pairs"]) == (1, 4)
+    assert {rule: n for rule, n in ran.items() if rule.startswith("ch4_finetune")} == {
+        "ch4_finetune_jaen_mass": 1,
+        "ch4_finetune_jaen_vanilla": 1,
+    }
     assert ran["ch4_subwords"] == 5  # train and valid of both languages, the test source
     data = project / training.pretrain_data(PATHS, PRETRAINED)
     pair = read_json(data / DATA_SUMMARY)
@@ -109,34 +115,37 @@ def test_full_scale_plans_every_run_on_the_thesis_gpus(tmp_path):
     pretrained = {job.values("wildcards")["run"]: job for job in planned["ch4_pretrain"]}
     assert len(planned["ch4_pretrain"]) == len(pretrained) == 37
     assert set(pretrained) == set(runs.planned_pretrainings(full))
-    finetuned = {job.values("wildcards")["run"]: job for job in planned["ch4_finetune"]}
-    assert len(planned["ch4_finetune"]) == len(finetuned)
-    assert set(finetuned) == set(runs.planned_finetunes(full))
+    # one GPU job per fine-tune (finetunes_per_job 1): its data-bin, training, decoding and
+    # scoring, steps of one `mlrep nmt pair-runs`
+    finetuned = {
+        rule.removeprefix("ch4_finetune_"): jobs
+        for rule, jobs in planned.items()
+        if rule.startswith("ch4_finetune_")
+    }
+    names = {re.sub(r"\W", "_", run): run for run in runs.planned_finetunes(full)}
+    assert set(finetuned) == set(names) and all(len(jobs) == 1 for jobs in finetuned.values())
     # every fine-tune but #0*, which no scale plans yet (pair-train cannot shape it)
     optimized = {r for r in runs.finetunes() if runs.finetune(r).start == "optimized"}
-    assert set(finetuned) == set(runs.finetunes()) - optimized and len(optimized) == 28
-    for rule in ("ch4_translate", "ch4_score"):  # each decoded and scored once
-        assert {job.values("wildcards")["run"] for job in planned[rule]} == set(finetuned)
-        assert len(planned[rule]) == len(finetuned), rule
+    assert set(names.values()) == set(runs.finetunes()) - optimized and len(optimized) == 28
+    for name, (job,) in finetuned.items():
+        run = names[name]
+        assert (job.values("resources")["gpu"], job["threads"]) == ("1", "8")
+        steps = re.findall(r"(?:pair-runs --threads 8 --scale full| ::) (pair-\w+)", job.text)
+        assert steps == ["pair-finetune", "pair-train", "pair-translate", "pair-score"], run
+        start = runs.finetune(run).pretrained
+        init = f"--init results/ch4_jass/pretrain/{start}/seed1/model/checkpoint_best.pt"
+        assert ("--init " in job.text) == bool(start) and (not start or init in job.text), run
+        assert f"--train-lines {runs.sample_size(full, run)} " in job.text, run
+        source = start or f"{runs.CORPORA[runs.finetune(run).corpus].pair}-mass"
+        assert f"--dict results/ch4_jass/data/bin/pretrain/{source}/dict.txt " in job.text, run
     for job in pretrained.values():  # the thesis pre-trains on 4 GPUs, fine-tunes on 1
         assert (job.values("resources")["gpu"], job["threads"]) == ("4", "8")
         assert "--stage pretrain " in job.text and "--gpus 4 " in job.text
-    for run, job in finetuned.items():
-        assert (job.values("resources")["gpu"], job["threads"]) == ("1", "8")
-        start = runs.finetune(run).pretrained
-        init = f"--init results/ch4_jass/pretrain/{start}/seed1/model/checkpoint_best.pt "
-        assert ("--init " in job.text) == bool(start) and (not start or init in job.text), run
-    data = {job.values("wildcards")["run"]: job for job in planned["ch4_finetune_data"]}
-    assert set(data) == set(finetuned)
-    for run, job in data.items():
-        assert f"--train-lines {runs.sample_size(full, run)} " in job.text, run
-        source = (
-            runs.finetune(run).pretrained or f"{runs.CORPORA[runs.finetune(run).corpus].pair}-mass"
-        )
-        assert f"--dict results/ch4_jass/data/bin/pretrain/{source}/dict.txt " in job.text, run
-    assert "--train-lines 0 " in data["aspec_jc.ja-zh.672k.jazh-mass"].text
+    (big,) = finetuned["aspec_jc_ja_zh_672k_jazh_mass"]
+    assert "--train-lines 0 " in big.text
     # Wikipedia Ja-Zh samples the ja-zh pool as ASPEC Ja-Zh does
-    assert "/subwords/ja-zh/train.zh " in data["wiki_jc.zh-ja.3k.jazh-jass"].text
+    (wiki,) = finetuned["wiki_jc_zh_ja_3k_jazh_jass"]
+    assert "/subwords/ja-zh/train.zh " in wiki.text
     sides = ch4_data.sides(runs.planned_pretrainings(full))
     assert len(planned["ch4_pretrain_pairs"]) == 2 * sum(map(len, sides.values()))
     assert len(planned["ch4_subwords"]) == 3 * 3 * 2  # three pools, every split, both languages

@@ -194,3 +194,48 @@ def test_a_finetuned_pair_model_translates_into_target_words(data, translating, 
     words = [w for line in hypotheses for w in line.split()]
     # Italian words only: no tag, no [M], no <unk> of a forced prefix, no BPE joiner
     assert words and set(words) <= italian, hypotheses
+
+
+def test_pair_runs_trains_each_step_as_its_own_process_would(data, pretrained, tmp_path):
+    """A fine-tune that learns, then a worse one, then a decoding, in one process (`mlrep nmt
+    pair-runs`): the second fine-tune inherits nothing of the first (fairseq keeps its best
+    validation loss on module functions: inherited, the second run would report the first's
+    loss and keep no best checkpoint of its own), and the job's --params reach every step."""
+    outs = [tmp_path / "learns", tmp_path / "barely"]
+    init = pretrained[0] / LAST
+    steps = [
+        pair_train(data, "finetune", out, s, init=init)[4:]
+        for out, s in zip(outs, (TRANSLATE, FINETUNE), strict=True)
+    ]
+    steps = [[a for a in step if a not in ("--params", str(data["params"]))] for step in steps]
+    hyp = tmp_path / "valid.hyp"
+    decode = ["pair-translate", "--section", "ch4_jass", "--model", str(outs[1])]
+    decode += ["--data-bin", str(data["finetune"] / pair.BIN), "--direction", "en-it"]
+    decode += ["--source", str(data["inputs"]["bitext_valid"][0]), "--out", str(hyp)]
+    argv = ["nmt", "pair-runs", "--params", str(data["params"]), "--threads", "1"]
+    assert cli.main([*argv, *steps[0], "::", *steps[1], "::", *decode]) == 0
+    learns, barely = (json.loads((out / SUMMARY).read_text(encoding="utf-8")) for out in outs)
+    assert (learns["updates"], barely["updates"]) == (40, 2)
+    assert barely["best_valid_loss"] > learns["best_valid_loss"] + 0.5
+    assert all((out / BEST).exists() for out in outs)
+    assert len(read_lines(hyp, ValueError)) == 4
+
+
+def test_pair_runs_stops_at_the_first_failing_step(data, tmp_path, capsys):
+    missing = tmp_path / "absent"
+    decode = ["pair-translate", "--section", "ch4_jass", "--model", str(missing)]
+    decode += ["--data-bin", str(data["finetune"] / pair.BIN), "--direction", "en-it"]
+    decode += ["--source", str(data["inputs"]["bitext_valid"][0])]
+    first, second = tmp_path / "one.hyp", tmp_path / "two.hyp"
+    argv = ["nmt", "pair-runs", "--params", str(data["params"])]
+    assert cli.main([*argv, *decode, "--out", str(first), "::", *decode, "--out", str(second)])
+    assert not first.exists() and not second.exists()
+    assert str(missing) in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "steps", [[], ["::", "pair-score"], ["pair-runs", "--threads", "1"]], ids=str
+)
+def test_pair_runs_refuses_an_empty_or_nested_step(steps, capsys):
+    assert cli.main(["nmt", "pair-runs", *steps]) == 2
+    assert "give pair verbs separated by '::'" in capsys.readouterr().err

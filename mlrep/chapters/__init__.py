@@ -82,8 +82,7 @@ REGISTRY: tuple[Chapter, ...] = (
         "ch4_jass",
         "ch4",
         "Chapter 4 and Appendix B: JASS / ENSS (linguistically driven pre-training)",
-        False,
-        landing=True,
+        True,
     ),
     Chapter(
         "ch5_wordcl", "ch5", "Chapter 5 and Appendix C: word-level contrastive learning", False

@@ -59,11 +59,24 @@ CH4_FINETUNE_MODEL = ch4_training.model(PATHS, ch4_training.FINETUNE, "{run}", "
 
 # the monolingual text leaves every pool's training ids out (data.smk)
 MONOLINGUAL_EXCLUDE[CH4_CHAPTER] = ch4_data.exclude_ids(PATHS)
+CHAPTER_DATA[CH4_CHAPTER] = list(
+    dict.fromkeys([CH4_CORPUS, str(PATHS.dataset(CH4["monolingual"]["corpus"]))])
+)
+# the chapter's run folders: every planned fine-tune's metrics, at every seed
+CHAPTER_TARGETS[CH4_CHAPTER] = ch4_training.evaluation_targets(PATHS, CH4)
 
 
 localrules:
+    ch4_jass,
     ch4_jass_pretrain_data,
     ch4_jass_train,
+
+
+rule ch4_jass:
+    """Every Chapter 4 run evaluated, and the report with its tables."""
+    input:
+        CHAPTER_TARGETS[CH4_CHAPTER],
+        str(PATHS.report.index),
 
 
 # The Japanese side of a pool also carries its bunsetsu spans.
