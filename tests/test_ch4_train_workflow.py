@@ -1,11 +1,12 @@
-"""Chapter 4's training and evaluation through Snakemake (`ch4_jass_evaluate`, which needs
-`ch4_jass_train`'s models): a pool's subwords, a pre-training's data-bin and model, fine-tunes
-binarised with its dictionary and started from its best checkpoint (#0 from scratch), each
-decoded and scored with WAT-style BLEU — built at tiny in a copy of the session's project,
-trimmed to one pre-training and its two fine-tunes; planned whole at full."""
+"""Chapter 4 through Snakemake (`ch4_jass`): a pool's subwords, a pre-training's data-bin and
+model, fine-tunes binarised with its dictionary and started from its best checkpoint (#0 from
+scratch), each decoded and scored with WAT-style BLEU in its start's one-process job, and the
+chapter's tables and claims — the session's shared tiny run (tests/tiny_runs.py); planned
+whole at full."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from pathlib import Path
@@ -20,11 +21,13 @@ from mlrep.nmt.pair import DICT, RAW
 from mlrep.nmt.pair import SUMMARY as DATA_SUMMARY
 from mlrep.paths import Paths
 from tests.conftest import REPO, copy_workflow, planned_jobs, snakemake
-from tests.tiny_runs import CH4_DATA_TRIM, jobs_run, set_params
 
 TARGET = "ch4_jass_evaluate"
-PRETRAINED, SAMPLE = "jaen-mass", 30
-FINETUNED = [f"aspec_je.ja-en.3k.{start}" for start in ("vanilla", PRETRAINED)]
+PRETRAINED, SAMPLE, TEST = "jaen-mass", 60, 20  # tiny_runs.CHAPTER_TRIMS["ch4_jass"]
+FINETUNED = [f"aspec_je.ja-en.10k.{start}" for start in ("vanilla", PRETRAINED)]
+# the trim's fine-tuning jobs: one per start (#0 per pair model), each one process
+JOBS = ["jaen_mass", "jaen_jass", "jaen_enss", "jaen_vanilla", "jazh_mass", "jazh_jass"]
+JOBS += ["jazh_vanilla"]
 
 
 def lines(path) -> list[str]:
@@ -41,33 +44,20 @@ PATHS = Paths(results=Path("results"), reports=Path("reports"), resources=Path("
 
 @pytest.mark.slow
 @pytest.mark.network  # the pinned source wheels of the session's corpus
-def test_tiny_finetunes_start_from_the_pretrained_model(tiny_project, tmp_path):
-    project = tiny_project.copy(tmp_path)
-    set_params(
-        project,
-        {
-            **CH4_DATA_TRIM,
-            "ch4_jass.pretrained": {"jaen": ["mass"]},
-            "ch4_jass.baselines": ["vanilla"],
-            "ch4_jass.directions": ["ja-en"],
-            "ch4_jass.sizes": {"aspec_je": {"3k": SAMPLE}},
-            "ch4_jass.pretrain.max_update": 4,
-            "ch4_jass.pretrain.warmup_updates": 2,
-            "ch4_jass.finetune.max_update": 2,
-            "ch4_jass.finetune.warmup_updates": 2,
-        },
-    )
-    result = snakemake(project, "--cores", "2", "--", TARGET, timeout=1500)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    ran = jobs_run(result.stdout + result.stderr)
-    # one pre-training: its two MASS sides, train and valid; the pool's subwords it reads;
-    # a fine-tuning job per start (the pre-trained model and #0), each in one process
-    assert (ran["ch4_pretrain"], ran["ch4_pretrain_pairs"]) == (1, 4)
-    assert {rule: n for rule, n in ran.items() if rule.startswith("ch4_finetune")} == {
-        "ch4_finetune_jaen_mass": 1,
-        "ch4_finetune_jaen_vanilla": 1,
-    }
-    assert ran["ch4_subwords"] == 5  # train and valid of both languages, the test source
+def test_tiny_finetunes_start_from_the_pretrained_model(tiny_project, ch4_run):
+    """The session's shared Chapter 4 run (tests/tiny_runs.py): five pre-trainings, and both
+    directions of ASPEC Ja-En and Ja-Zh fine-tuned from each and from scratch (#0)."""
+    project = tiny_project.root
+    ran = tiny_project.ran["ch4_jass"]
+    trim = cfg.load(cfg.load_yaml(project / "params.yaml"))["ch4_jass"]
+    # the pre-trainings, their sides' train and valid pairs; both pools' subwords
+    assert ran["ch4_pretrain"] == len(runs.planned_pretrainings(trim)) == 5
+    sides = ch4_data.sides(runs.planned_pretrainings(trim))
+    assert ran["ch4_pretrain_pairs"] == 2 * sum(map(len, sides.values()))
+    assert ran["ch4_subwords"] == 2 * 3 * 2  # two pools, every split, both languages
+    jobs = {rule: n for rule, n in ran.items() if rule.startswith("ch4_finetune")}
+    assert jobs == {f"ch4_finetune_{job}": 1 for job in JOBS}
+    assert len(runs.planned_finetunes(trim)) == 14
     data = project / training.pretrain_data(PATHS, PRETRAINED)
     pair = read_json(data / DATA_SUMMARY)
     assert pair["languages"] == ["ja", "en"]
@@ -76,7 +66,7 @@ def test_tiny_finetunes_start_from_the_pretrained_model(tiny_project, tmp_path):
     pool_train = project / ch4_data.subwords(PATHS, "ja-en", "train", "ja")
     assert str(pool_train.relative_to(project)) in pair["finetune_text"]
     assert "@@" in pool_train.read_text(encoding="utf-8")
-    assert len(lines(project / ch4_data.subwords(PATHS, "ja-en", "test", "ja"))) == 20
+    assert len(lines(project / ch4_data.subwords(PATHS, "ja-en", "test", "ja"))) == TEST
     best = training.best(PATHS, training.PRETRAIN, PRETRAINED, 1)
     assert (project / best).exists()
     for run in FINETUNED:
@@ -90,7 +80,7 @@ def test_tiny_finetunes_start_from_the_pretrained_model(tiny_project, tmp_path):
         assert binarised["dictionary"]["file"] == str(data.relative_to(project) / DICT)
         assert binarised["dictionary"]["sha256"] == pair["dictionary"]["sha256"]
         model = read_json(project / training.model(PATHS, training.FINETUNE, run, 1))
-        assert model["updates"] == 2
+        assert model["updates"] == 4
         start = runs.finetune(run).pretrained
         assert model["init"] == (best if start else None), run
         # its test set decoded into words and scored on the pool's test words, as sacreBLEU
@@ -98,12 +88,38 @@ def test_tiny_finetunes_start_from_the_pretrained_model(tiny_project, tmp_path):
         hypotheses = lines(project / training.hypotheses(PATHS, run, 1))
         files = training.score_inputs(PATHS, run)
         references = lines(project / files["reference"])
-        assert len(hypotheses) == len(references) == 20
+        assert len(hypotheses) == len(references) == TEST
         # words, no tag (a barely fine-tuned MASS model may still write [M]: it counts)
         assert not any("@@" in h or h.startswith("[En]") for h in hypotheses), hypotheses[:3]
         metrics = read_json(project / training.metrics(PATHS, run, 1))["metrics"]
         expected = sacrebleu.corpus_bleu(hypotheses, [references], tokenize="none").score
         assert metrics["bleu_ja-en"] == pytest.approx(expected, abs=0.01), run
+
+
+@pytest.mark.slow
+@pytest.mark.network
+def test_the_chapter_renders_measured_tables_and_judges_its_claims(tiny_project, ch4_run):
+    reports = tiny_project.root / "reports"
+    with (reports / "tables" / "thesis-table-4.3.csv").open(encoding="utf-8") as handle:
+        cells = {(c["row"], c["column"]): c for c in csv.DictReader(handle)}
+    for start in ("vanilla", "jaen-mass", "jaen-jass", "jaen-enss"):
+        for column in ("Ja-En 10k", "En-Ja 10k"):
+            measured = read_json(
+                ch4_run / f"aspec_je.{column[:5].lower()}.10k.{start}/seed1/metrics.json"
+            )
+            cell = cells[(start, column)]
+            assert cell["status"] == "measured", cell
+            bleu = measured["metrics"][f"bleu_{column[:5].lower()}"]
+            assert float(cell["measured"]) == pytest.approx(bleu, abs=0.01), cell
+        assert cells[(start, "Ja-En 3k")]["status"] == "not run"
+    # beside the published numbers, the MASS row the bootstrap compares with
+    assert cells[("jaen-jass", "Ja-En 10k")]["published"] == "15.7†"
+    ledger = {c["id"]: c for c in read_json(reports / "claims.json")}
+    chapter = {k: v for k, v in ledger.items() if v["chapter"] == "ch4_jass"}
+    assert len(chapter) == 4
+    for claim in chapter.values():  # judged at tiny; a few updates may stay below the floor
+        assert claim["outcome"] != "not run at this scale", claim
+        assert claim["measured"]["seeds"] == [1], claim
 
 
 def test_full_scale_plans_every_run_on_the_thesis_gpus(tmp_path):

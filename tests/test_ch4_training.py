@@ -114,3 +114,53 @@ def test_every_planned_fine_tune_is_scored_in_its_run_folder_on_the_pools_test_w
         "reference": f"{DATA}/pools/ja-zh/test.ja",
         "source": f"{DATA}/pools/ja-zh/test.zh",
     }
+
+
+def test_a_job_per_start_at_tiny_a_job_per_fine_tune_at_full():
+    jobs = training.finetune_jobs(TINY)
+    # #0 starts each pair model's runs afresh: one group per pair model
+    assert set(jobs) == {
+        *(s.replace("-", "_") for s in runs.planned_pretrainings(TINY)),
+        "jaen_vanilla",
+        "jazh_vanilla",
+        "enko_vanilla",
+    }
+    assert jobs["jaen_jass"] == runs.finetunes_of(TINY, "jaen-jass")
+    assert sorted(r for job in jobs.values() for r in job) == sorted(
+        training.trained_finetunes(TINY)
+    )
+    single = training.finetune_jobs(plan(finetunes_per_job=1))
+    assert single["aspec_je_ja_en_3k_jaen_mass"] == ["aspec_je.ja-en.3k.jaen-mass"]
+    assert len(single) == len(training.trained_finetunes(TINY))
+    chunks = training.finetune_jobs(plan(finetunes_per_job=3))
+    assert [len(chunks[f"jaen_mass_{n}"]) for n in (1, 2)] == [3, 1]
+    assert chunks["jaen_mass_1"] + chunks["jaen_mass_2"] == jobs["jaen_mass"]
+
+
+def test_a_jobs_steps_are_pair_verbs_that_read_and_write_only_its_declared_files():
+    """The steps parse with the pair verbs' own parser, and every file a step names is an
+    input or an output the job declares (or lies in a declared folder: a data-bin, a model)."""
+    from mlrep.nmt.cli import _pair_steps
+
+    run_ids = training.finetune_jobs(TINY)["jaen_mass"]
+    inputs = training.finetune_job_inputs(PATHS, TINY, run_ids)
+    outputs = training.finetune_job_outputs(PATHS, TINY, run_ids)
+    declared = {*(f for files in inputs.values() for f in files)}
+    declared |= {*outputs["data"], *outputs["runs"]}
+    folders = {str(Path(f).parent) for f in declared} | set(declared)
+    steps = training.finetune_steps(PATHS, TINY, run_ids, "mosestokenizer")
+    parser = _pair_steps()
+    verbs = [parser.parse_args(step).step for step in steps]
+    assert verbs == ["pair-finetune", "pair-train", "pair-translate", "pair-score"] * 4
+    for step in steps:
+        parsed = vars(parser.parse_args(step))
+        for value in parsed.values():
+            for path in value if isinstance(value, list) else [value]:
+                if isinstance(path, Path) and path.parts[0] == "r":
+                    named = str(path)
+                    assert named in folders or str(path.parent) in folders, (step[0], named)
+    trained = [parser.parse_args(s) for s in steps if s[0] == "pair-train"]
+    assert [t.init for t in trained] == [
+        Path(training.best(PATHS, training.PRETRAIN, "jaen-mass", 1))
+    ] * 4
+    assert {t.max_update for t in trained} == {TINY["finetune"]["max_update"]}

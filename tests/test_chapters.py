@@ -62,12 +62,19 @@ def test_every_built_chapter_has_its_files(rules):
 def test_rule_names_begin_with_their_chapter_prefix(rules):
     """A chapter's rules carry its prefix; a generic area's rules carry none."""
     owner: dict[str, str] = {}
+    generated: dict[str, str] = {}  # the name prefix of rules defined in a loop -> file
     for path in [REPO / "Snakefile", *sorted((REPO / "workflow/rules").glob("*.smk"))]:
+        text = path.read_text()
         # a rule of its own, or one derived from another's (`use rule a as b with:`)
         pattern = r"^\s*(?:rule (\w+):|use rule \w+ as (\w+)\b)"
-        for found in re.findall(pattern, path.read_text(), re.MULTILINE):
+        for found in re.findall(pattern, text, re.MULTILINE):
             name = found[0] or found[1]
             owner[name] = path.stem
+        # a rule named in a loop (`rule:` with `name: f"<prefix>{…}"`)
+        for prefix in re.findall(r'^\s*name:\s*f"(\w+)\{', text, re.MULTILINE):
+            generated[prefix] = path.stem
+    for name in rules:
+        owner.update({name: stem for p, stem in generated.items() if name.startswith(p)})
     # (a rule file may define a rule only under some settings: gather_text with shards > 1)
     assert set(rules) <= set(owner), "every rule the workflow lists comes from a rule file"
     prefixes = {c.prefix: c.id for c in chapters.REGISTRY}

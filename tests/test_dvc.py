@@ -51,7 +51,7 @@ def stages_run(out: str) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def project(tiny_project, ch2_run, ch3_run, ch7_run, ch8_run, tmp_path_factory) -> Path:
+def project(tiny_project, ch2_run, ch3_run, ch4_run, ch7_run, ch8_run, tmp_path_factory) -> Path:
     """The session's built tiny project (every chapter trained), copied under git and DVC:
     DVC has run nothing yet, Snakemake's records say every job is done."""
     root = tiny_project.copy(tmp_path_factory.mktemp("dvcproject"))

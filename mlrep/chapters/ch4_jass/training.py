@@ -216,8 +216,8 @@ def finetune_jobs(section: Mapping[str, Any]) -> dict[str, list[str]]:
     (`mlrep nmt pair-runs`). ``finetunes_per_job`` sets how many: 0 groups every planned
     fine-tune of one start (tiny, where each trains in seconds and fairseq's start-up would
     otherwise dominate; a baseline's per pair model), 1 gives each its own job (full, a GPU job
-    per fine-tune), n cuts a start's fine-tunes into chunks of n. A job of one fine-tune is
-    named by its id, a start's whole group by the start, a chunk by the start and its number."""
+    per fine-tune), n cuts a start's fine-tunes into chunks of n. A job is named by its start,
+    its fine-tune's id, or its start and chunk number, alike."""
     size = section["finetunes_per_job"]
     starts: dict[str, list[str]] = {}
     for run_id in trained_finetunes(section):
@@ -229,10 +229,7 @@ def finetune_jobs(section: Mapping[str, Any]) -> dict[str, list[str]]:
     for start, ids in starts.items():
         chunks = [ids[i : i + size] for i in range(0, len(ids), size)] if size else [ids]
         for number, chunk in enumerate(chunks, start=1):
-            if len(chunk) == 1:
-                name = chunk[0]
-            else:
-                name = start if len(chunks) == 1 else f"{start}.{number}"
+            name = {0: start, 1: chunk[0]}.get(size, f"{start}.{number}")
             jobs[re.sub(r"\W", "_", name)] = chunk
     return jobs
 
