@@ -74,7 +74,9 @@ def test_rule_names_begin_with_their_chapter_prefix(rules):
         for prefix in re.findall(r'^\s*name:\s*f"(\w+)\{', text, re.MULTILINE):
             generated[prefix] = path.stem
     for name in rules:
-        owner.update({name: stem for p, stem in generated.items() if name.startswith(p)})
+        for prefix, stem in generated.items():
+            if name.startswith(prefix):
+                owner[name] = stem
     # (a rule file may define a rule only under some settings: gather_text with shards > 1)
     assert set(rules) <= set(owner), "every rule the workflow lists comes from a rule file"
     prefixes = {c.prefix: c.id for c in chapters.REGISTRY}
