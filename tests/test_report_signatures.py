@@ -103,4 +103,5 @@ def test_a_signature_of_a_metric_not_measured_is_refused(tmp_path):
 
 def test_a_joint_signature_is_the_same_whatever_the_order_or_nesting():
     assert joint_signature(["b", "a", "b"]) == "a + b"
-    assert joint_signature(["c", joint_signature(["b", "a"])]) == joint_signature("abc")
+    assert joint_signature(["b", joint_signature(["c", "a"])]) == "a + b + c"
+    assert joint_signature([joint_signature(["a", "b"]), "b"]) == "a + b"
