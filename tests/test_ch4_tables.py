@@ -1,7 +1,8 @@
 """Chapter 4's fine-tuned systems in its tables: every published cell of Tables 4.3-4.6, 4.8,
 4.9 and B.2-B.4 reads the run that `runs.cells` says fills it, under a declared metric name,
 and a table fills from the metrics.json files `mlrep nmt pair-score` writes: measured cells,
-a † where the paired bootstrap beats the MASS row, "not run" elsewhere."""
+a † where the paired bootstrap beats the MASS row, "not run" elsewhere, and the notes name
+the sacreBLEU signature the measured cells were scored with."""
 
 from __future__ import annotations
 
@@ -99,6 +100,10 @@ def test_a_table_fills_from_pair_score_with_a_dagger_over_mass(tmp_path):
         assert table.cell(row, "Ja-En 10k").status == fill.NOT_RUN
         assert table.cell(row, "En-Ja 3k").status == fill.NOT_RUN
     assert table.cell("jaen-bart", "Ja-En 3k").status == fill.NOT_RUN
+    # how the cells were scored: the one signature pair-score wrote, under the table
+    (signature,) = {r.signatures["bleu_ja-en"] for r in results.files()}
+    assert signature.startswith("wat:en:moses (mosestokenizer) (given words)|")
+    assert f"Scoring signature: {signature} — columns Ja-En 3k." in render.notes(table)
 
 
 def test_token_accuracy_metrics_are_named_per_language_and_task_and_declared():

@@ -113,6 +113,25 @@ def test_bleu_of_each_direction_is_sacrebleus_corpus_bleu(tmp_path):
     assert metrics["sup_bleu"] == pytest.approx(statistics.fmean(supervised), abs=1e-9)
 
 
+def test_each_metric_keeps_the_signatures_that_scored_it(tmp_path):
+    """A direction's metric has its own signature; a mean has its directions' distinct ones
+    (zh-de by 13a, de-zh by zh), and a floor those of its copied sources' directions."""
+    write_dataset(tmp_path / "text")
+    write_hypotheses(tmp_path / "hyp", HYPOTHESES)
+    result = score(tmp_path / "hyp", tmp_path / "text", directions(LANGUAGES))
+    signatures, per_direction = result["signatures"], result["directions"]
+    assert set(signatures) == set(result["metrics"])
+    for name in HYPOTHESES:
+        assert signatures[f"bleu_{name}"] == per_direction[name]["signature"]
+        assert signatures[f"floor_bleu_{name}"] == per_direction[name]["signature"]
+    zst = signatures["zst_bleu"].split(" + ")
+    assert sorted(zst) == sorted(per_direction[n]["signature"] for n in ("zh-de", "de-zh"))
+    assert [s for s in zst if "tok:13a" in s] and [s for s in zst if "tok:zh" in s]
+    from_en = {per_direction[n]["signature"] for n in ("en-de", "en-zh")}
+    assert signatures["from_en_bleu"] == " + ".join(sorted(from_en))
+    assert signatures["floor_zst_bleu"] == signatures["zst_bleu"]
+
+
 def test_chinese_targets_are_scored_on_characters():
     """The fixture has teeth: scored with 13a, an unsegmented Chinese line is one word."""
     refs = REFERENCES["zh"]
@@ -195,6 +214,8 @@ def test_a_table_8_2_cell_is_traced_from_the_runs_hypotheses(tmp_path, capsys):
         metrics += ["--data", str(data)]
         out = ["--run", f"opus/{SYSTEM}", "--out", str(run / "metrics.json")]
         assert main([*metrics, *out]) == 0
+        written = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+        assert written["signatures"] == json.loads(Path(scores).read_text())["signatures"]
     build_report(paths.results, paths.reports)
     capsys.readouterr()
     with open(paths.reports / "tables" / "thesis-table-8.2.csv", encoding="utf-8") as handle:

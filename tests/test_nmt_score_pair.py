@@ -50,6 +50,7 @@ def test_pair_bleu_is_sacrebleu_on_the_given_words_with_its_floor():
     signature = result["directions"]["ja-en"]["signature"]
     assert signature.startswith("wat:en:moses (mosestokenizer) (given words)|")
     assert "tok:none" in signature and result["directions"]["ja-en"]["lines"] == 3
+    assert result["signatures"] == {"bleu_ja-en": signature, "floor_bleu_ja-en": signature}
     assert declared("ch4_jass").undeclared(metrics) == []
 
 
@@ -97,3 +98,4 @@ def test_the_verb_writes_the_runs_metrics(tmp_path):
     assert len(result.bleu_stats["bleu_ja-en"]) == 3
     signature = json.loads(out.read_text())["directions"]["ja-en"]["signature"]
     assert signature.startswith("wat:en:moses (sacremoses)")
+    assert result.signatures == {"bleu_ja-en": signature, "floor_bleu_ja-en": signature}

@@ -272,6 +272,7 @@ def _pair_score(args: argparse.Namespace) -> int:
         scale_of(args),
         result["metrics"],
         bleu_stats=result["bleu_stats"],
+        signatures=result["signatures"],
         directions=result["directions"],
     )
     record(args.out.parent, "nmt pair-score", {"scale": doc["scale"], "run": args.run})
@@ -376,6 +377,7 @@ def _metrics(args: argparse.Namespace) -> int:
         bleu_stats=bleu_stats,
         sentence_scores=sentence_scores,
         groups=groups,
+        signatures=scores["signatures"],
         directions=scores["directions"],
     )
     record(

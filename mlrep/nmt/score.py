@@ -2,7 +2,8 @@
 statistics for the bootstrap.
 
 The thesis's protocol, `mlrep.evaluate.mt`'s ``sacrebleu``: tokenizer ``zh`` for Chinese
-targets and ``13a`` otherwise; each direction keeps sacrebleu's signature. ``zst_bleu`` /
+targets and ``13a`` otherwise; each direction keeps sacrebleu's signature, and each metric
+its ``signatures`` entry (a mean: its directions' distinct ones, joined). ``zst_bleu`` /
 ``sup_bleu`` are the means over the zero-shot / supervised directions (the thesis averages
 directions, then seeds), ``from_en_bleu`` / ``to_en_bleu`` over the supervised en→X / X→en
 ones (Chapter 7's split of the supervised average); their per-sentence statistics, listed
@@ -29,7 +30,7 @@ from mlrep.evaluate import mt
 from mlrep.evaluate.bleurt import Bleurt
 from mlrep.io import read_lines
 from mlrep.nmt.data import PIVOT, Direction, NmtDataError, read_pair
-from mlrep.report.metrics import FLOOR
+from mlrep.report.metrics import FLOOR, joint_signature
 
 
 def _means(d: Direction) -> list[str]:
@@ -59,6 +60,7 @@ def _bleu(hypotheses: dict[Direction, list[str]], references: dict[Direction, li
     per_direction: dict[str, dict] = {}
     stats: dict[str, list[list[float]]] = {}
     groups: dict[str, list[tuple[str, int]]] = {}
+    signatures: dict[str, list[str]] = {}
     for d, hyps in hypotheses.items():
         result = mt.score(mt.Protocol("sacrebleu"), hyps, references[d], d.tgt)
         per_direction[d.name] = {
@@ -67,14 +69,17 @@ def _bleu(hypotheses: dict[Direction, list[str]], references: dict[Direction, li
             "zero_shot": d.zero_shot,
             "lines": len(hyps),
         }
+        signatures[f"bleu_{d.name}"] = [result.signature]
         for mean in _means(d):
             stats.setdefault(f"{mean}_bleu", []).extend(result.stats)
             groups.setdefault(f"{mean}_bleu", []).append((d.name, len(hyps)))
+            signatures.setdefault(f"{mean}_bleu", []).append(result.signature)
     return {
         "metrics": _metrics(per_direction, "bleu"),
         "directions": per_direction,
         "bleu_stats": stats,
         "groups": groups,
+        "signatures": {name: joint_signature(found) for name, found in signatures.items()},
     }
 
 
@@ -85,7 +90,7 @@ def score(hyp_dir: Path, text_dir: Path, wanted: Sequence[Direction]) -> dict:
     references = {d: refs for d, (_, _, refs) in read.items()}
     result = _bleu({d: hyps for d, (hyps, _, _) in read.items()}, references)
     floor = _bleu({d: sources for d, (_, sources, _) in read.items()}, references)
-    for key in ("metrics", "bleu_stats", "groups"):
+    for key in ("metrics", "bleu_stats", "groups", "signatures"):
         result[key] |= {FLOOR + name: v for name, v in floor[key].items()}
     return result
 
@@ -124,8 +129,8 @@ def pair_bleu(
     segmenter: str,
 ) -> dict:
     """WAT-style BLEU (``bleu_<src>-<tgt>``) of one fine-tuned pair model's test words, and
-    its copy-the-source floor, with their per-sentence statistics: the words are the pool's
-    (`segmenter`'s tokens, BPE merged) and are scored as they are."""
+    its copy-the-source floor, with their per-sentence statistics and signatures: the words
+    are the pool's (`segmenter`'s tokens, BPE merged) and are scored as they are."""
     name = f"bleu_{d.name}"
     for what, lines in (("hypotheses", hypotheses), ("sources", sources)):
         if len(lines) != len(references):
@@ -138,6 +143,7 @@ def pair_bleu(
     return {
         "metrics": {name: result.score, FLOOR + name: floor.score},
         "bleu_stats": {name: result.stats, FLOOR + name: floor.stats},
+        "signatures": {name: result.signature, FLOOR + name: floor.signature},
         "directions": {
             d.name: {"bleu": result.score, "signature": result.signature, "lines": len(references)}
         },

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from mlrep.cliutil import positive_int
-from mlrep.report.metrics import Results
+from mlrep.report.metrics import Results, joint_signature
 from mlrep.report.reference import PublishedTable, decimals, number
 from mlrep.report.stats import SentenceSet, corpus_bleu, p_exceeds, paired_differences
 from mlrep.report.tables import AVERAGE, FLOOR_ROW, CellKey, TableDef
@@ -58,6 +58,7 @@ class Cell:
     chrf_stats: dict[int, list[list[float]]] = field(default_factory=dict)
     sentence_scores: dict[int, list[float]] = field(default_factory=dict)
     groups: dict[int, list[tuple[str, int]]] = field(default_factory=dict)  # metrics.py
+    signatures: set[str] = field(default_factory=set)  # of its metrics, at every seed read
     aggregate: bool = False
     delta: bool = False
     missing: int = 0  # operands of an aggregate that were not run
@@ -75,6 +76,7 @@ class Cell:
         recomputes its value from other cells and has no sentences of its own."""
         self.measured, self.seeds = None, {}
         self.bleu_stats, self.chrf_stats, self.sentence_scores, self.groups = {}, {}, {}, {}
+        self.signatures = set()
 
     def test_sets(self, seeds: list[int], kind: str) -> list[SentenceSet] | None:
         """The cell's per-sentence data `kind` (``bleu_stats``, ``chrf_stats`` or
@@ -143,6 +145,18 @@ class FilledTable:
     def cell(self, row_key: str, column: str) -> Cell:
         return self.cells[self.row_keys.index(row_key)][self.value_columns.index(column)]
 
+    def signatures(self) -> dict[str, list[tuple[int, int]]]:
+        """Each scorer signature behind the measured cells (`joint_signature` of a cell's),
+        with the (row, value column) of its cells, in the order of their first cell, column
+        by column: how the table's numbers were scored (metrics.json ``signatures``)."""
+        found: dict[str, list[tuple[int, int]]] = {}
+        for column in range(len(self.value_columns)):
+            for row, cells in enumerate(self.cells):
+                cell = cells[column]
+                if cell.measured is not None and cell.signatures:
+                    found.setdefault(joint_signature(cell.signatures), []).append((row, column))
+        return found
+
     @property
     def flags(self) -> list[str]:
         return [
@@ -168,6 +182,9 @@ def _measure(keys: list[CellKey], results: Results, chapter: str, cell: Cell) ->
             if all(m in result.metrics for m in key.metrics):
                 values[result.seed] = statistics.fmean(result.metrics[m] for m in key.metrics)
                 used.add((chapter, key.run))
+                cell.signatures |= {
+                    result.signatures[m] for m in key.metrics if m in result.signatures
+                }
                 if len(keys) == 1 and len(key.metrics) == 1:  # one metric: its sentences
                     name = key.metrics[0]
                     if name in result.bleu_stats:

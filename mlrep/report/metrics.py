@@ -16,7 +16,8 @@ with this content (JSON object; extra keys are ignored)::
       "chrf_stats": {"chrf_en-de": [[24 chrF++ n-gram counts], ...]},
       "sentence_scores": {"zst_off_target": [100.0, 0.0, ...]},
       "groups": {"zst_bleu": [["de-fr", 200], ["fr-de", 200], ...]},
-      "pending": {"adequacy_ja-zh": "awaiting human scores"}
+      "pending": {"adequacy_ja-zh": "awaiting human scores"},
+      "signatures": {"zst_bleu": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.4.3"}
     }
 
 ``metrics`` holds the numbers the tables and claims name (a table definition maps each cell to
@@ -39,6 +40,12 @@ set whose corpus score is the metric.
 ``pending`` is optional: a metric the run will have but cannot measure yet, with the reason
 its table cells print in place of a number (human judgements not returned yet:
 `mlrep.evaluate.human`); a name is either measured or pending, never both.
+
+``signatures`` is optional: the scorer's signature of a measured metric (sacreBLEU's, with
+the segmentation before it where the words were segmented for scoring), so a table says how
+each of its numbers was scored (`mlrep.report.render.notes`). A metric that is the mean of
+test sets scored in several ways has their distinct signatures joined (`joint_signature`). A
+signature belongs to a name in ``metrics``: one for a metric not measured is refused.
 
 **Floors.** ``floor_<name>`` (`FLOOR`) is the floor of metric ``<name>``, written by the same
 run into the same file, with its own per-sentence data and groups under the floor's name: the
@@ -89,6 +96,7 @@ PLACEHOLDERS = {
     "group": r"[a-z0-9]+",
 }
 _FIELD = re.compile(r"\{([^{}]*)\}")
+SIGNATURE_JOIN = " + "  # between the distinct signatures of a mean (`joint_signature`)
 
 
 class MetricsFileError(MlrepError):
@@ -97,6 +105,14 @@ class MetricsFileError(MlrepError):
 
 class MetricNameError(MlrepError):
     """A metric name, or a template declaring names, that its chapter does not declare."""
+
+
+def joint_signature(signatures: Iterable[str]) -> str:
+    """One signature for numbers scored under `signatures` (a mean over directions with
+    their own tokenizers, a cell over several metrics): the distinct ones, sorted, joined by
+    `SIGNATURE_JOIN`, so the same set reads the same whatever the order or nesting."""
+    parts = {part for s in signatures for part in s.split(SIGNATURE_JOIN)}
+    return SIGNATURE_JOIN.join(sorted(parts))
 
 
 def compile_template(template: str) -> str:
@@ -197,6 +213,7 @@ class SeedResult:
     sha256: str = ""
     chrf_stats: dict[str, list[list[float]]] = field(default_factory=dict)
     pending: dict[str, str] = field(default_factory=dict)
+    signatures: dict[str, str] = field(default_factory=dict)
 
     def floor(self) -> SeedResult:
         """The floors of this result's metrics, under the metrics' own names."""
@@ -212,6 +229,7 @@ class SeedResult:
             sentence_scores=floors(self.sentence_scores),
             groups=floors(self.groups),
             pending=floors(self.pending),
+            signatures=floors(self.signatures),
         )
 
 
@@ -236,6 +254,7 @@ def read(path: Path) -> SeedResult:
         sha256=sha256_file(path),
         chrf_stats=chrf,
         pending=data.get("pending", {}),
+        signatures=data.get("signatures", {}),
     )
 
 
@@ -296,15 +315,16 @@ def write(
     groups: Mapping[str, list[tuple[str, int]]] | None = None,
     chrf_stats: Mapping[str, list[list[float]]] | None = None,
     pending: Mapping[str, str] | None = None,
+    signatures: Mapping[str, str] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """Write one run's metrics.json (atomically) and return what was written.
 
     The one writer of the contract: every name in `metrics`, `bleu_stats`, `chrf_stats`,
-    `sentence_scores`, `groups` and `pending` must be declared by `chapter` (`declared`), and the
-    document must pass the checks `read` applies, so a file the report would reject or never
-    look up is not written. `extra` keys (per-direction details, a baseline's checkpoint) are
-    kept as given.
+    `sentence_scores`, `groups` and `pending` must be declared by `chapter` (`declared`), every
+    name in `signatures` must be in `metrics`, and the document must pass the checks `read`
+    applies, so a file the report would reject or never look up is not written. `extra` keys
+    (per-direction details, a baseline's checkpoint) are kept as given.
     """
     document: dict[str, Any] = {
         "chapter": chapter,
@@ -317,6 +337,7 @@ def write(
         **({"sentence_scores": dict(sentence_scores)} if sentence_scores else {}),
         **({"groups": {k: [list(g) for g in v] for k, v in groups.items()}} if groups else {}),
         **({"pending": dict(pending)} if pending else {}),
+        **({"signatures": dict(signatures)} if signatures else {}),
         **extra,
     }
     names = [
@@ -342,7 +363,8 @@ def _contents(
     dict[str, list[tuple[str, int]]],
 ]:
     """Check a metrics document against the contract: (metrics, bleu_stats, sentence_scores,
-    groups); ``chrf_stats`` and ``pending`` are checked alike and read by `read`."""
+    groups); ``chrf_stats``, ``pending`` and ``signatures`` are checked alike and read by
+    `read`."""
     if not isinstance(data, dict):
         raise MetricsFileError(f"{path}: expected a JSON object (see mlrep/report/metrics.py)")
     for key, kind in _REQUIRED.items():
@@ -385,6 +407,17 @@ def _contents(
     if both:
         raise MetricsFileError(
             f"{path}: {', '.join(both)} both measured and pending; drop them from pending"
+        )
+    signatures = data.get("signatures", {})
+    if not isinstance(signatures, dict) or any(
+        not isinstance(s, str) or not s.strip() for s in signatures.values()
+    ):
+        raise MetricsFileError(f"{path}: signatures must map metric names to their signature")
+    unmeasured = sorted(set(signatures) - set(metrics))
+    if unmeasured:
+        raise MetricsFileError(
+            f"{path}: signatures.{', signatures.'.join(unmeasured)} for a metric not in "
+            "metrics; write the signature under the name of the metric it scored"
         )
     return metrics, stats, scores, _groups(data.get("groups", {}), {**stats, **chrf}, scores, path)
 

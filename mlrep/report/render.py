@@ -7,7 +7,9 @@ metric it cannot measure yet, such as ``awaiting human scores``; ``cited`` in a 
 prior work, whose source the notes name), then the printed value.
 Bold marks the best value (or the best N, ``bold_top``) per column on each side; ``†`` marks a
 measured BLEU cell significantly better than the definition's baseline row (paired bootstrap);
-``⚠`` marks a printed aggregate that disagrees with its own cells (see the notes).
+``⚠`` marks a printed aggregate that disagrees with its own cells (see the notes). The notes
+name the scorer signature (sacreBLEU's) behind the measured cells, one sentence per distinct
+signature.
 """
 
 from __future__ import annotations
@@ -97,13 +99,41 @@ def caption(filled: FilledTable) -> str:
     )
 
 
+def _row_label(filled: FilledTable, index: int) -> str:
+    return " ".join(filled.labels(index)).strip()
+
+
+def signature_notes(filled: FilledTable) -> list[str]:
+    """One sentence per distinct scorer signature of the measured cells (`FilledTable.
+    signatures`), saying where its cells lie: its columns where no other signature scored a
+    cell of them, else its rows where none scored a cell of those, else each cell."""
+    found = filled.signatures()
+    out = []
+    for signature, cells in found.items():
+        others = [cell for other, more in found.items() if other != signature for cell in more]
+        columns = sorted({c for _, c in cells})
+        rows = sorted({r for r, _ in cells})
+        if not any(c in columns for _, c in others):
+            where = "columns " + ", ".join(filled.value_columns[c] for c in columns)
+        elif not any(r in rows for r, _ in others):
+            where = "rows " + "; ".join(_row_label(filled, r) for r in rows)
+        else:
+            where = "cells " + "; ".join(
+                f"{_row_label(filled, r)} / {filled.value_columns[c]}" for r, c in cells
+            )
+        out.append(f"Scoring signature: {signature} — {where}.")
+    return out
+
+
 def notes(filled: FilledTable) -> list[str]:
-    """Flags, caveats and the seeds behind the measured side, as plain sentences."""
+    """Flags, caveats, how the measured side was scored and the seeds behind it, as plain
+    sentences."""
     out = [f"{WARNING} {flag}" for flag in filled.flags]
     out += [f"Caveat: {c}" for c in filled.published.source.caveats]
+    out += signature_notes(filled)
     definition = filled.definition
     cited = [
-        f"{' '.join(filled.labels(i)).strip()} ({definition.cited(key)})"
+        f"{_row_label(filled, i)} ({definition.cited(key)})"
         for i, key in enumerate(filled.row_keys)
         if definition.cited(key)
     ]
