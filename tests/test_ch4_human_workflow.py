@@ -157,6 +157,12 @@ def test_tables_4_8_and_4_9_await_their_judges_then_show_their_scores(tmp_path):
         )
         assert scored[(number, "Fluency Zh-Ja")] == AWAITING
 
+    # a judge's sheet corrected in place (stricter fluency): its file is newer, it is noticed
+    fill_sheet(exported[ja_en], folder / ja_en.name / "judge a.csv", 2)
+    assert run(project) == {"ch4_human_aggregate": 1, TARGET: 1}
+    stricter = expected(lines_en, 4, (2, 1))["Fluency"]
+    assert stricter != expected(lines_en, 4, (0, 1))["Fluency"]
+    assert cells(project, "thesis-table-4.9")[("4", "Fluency Ja-En")] == stricter
     # the Ja-Zh return taken back: its cells await again
     (folder / ja_zh.name / "judge.csv").unlink()
     assert run(project) == {"ch4_human_aggregate": 1, TARGET: 1}
