@@ -115,7 +115,7 @@ def test_tables_4_8_and_4_9_await_their_judges_then_show_their_scores(tmp_path):
     plant(project, list(evaluations.values()))
 
     assert run(project) == {"ch4_human_export": 4, "ch4_human_aggregate": 1, TARGET: 1}
-    sheets = project / "results/ch4_jass/human_eval/sheets"
+    sheets = project / "results/ch4_jass/human/sheets"
     assert sorted(p.name for p in sheets.iterdir()) == sorted(
         f"{e.name}.csv" for e in evaluations.values()
     )

@@ -8,8 +8,8 @@ Table 4.9: ASPEC Ja-En 10k, both directions), judged at the section's first seed
 score one output per system, as the thesis did). Its *name* ``<corpus>.<src>-<tgt>.<size>.seed<N>``
 names every file of it:
 
-- ``results/ch4_jass/human_eval/sheets/<name>.csv``: the blind sheet for the judges;
-- ``results/ch4_jass/human_eval/keys/<name>.json``: its key (label -> system), kept apart;
+- ``results/ch4_jass/human/sheets/<name>.csv``: the blind sheet for the judges;
+- ``results/ch4_jass/human/keys/<name>.json``: its key (label -> system), kept apart;
 - ``<returned>/<name>/*.csv``: the judges' filled sheets, one per judge, in the folder that
   params.yaml ``ch4_jass.human.returned`` names (outside ``results/``: scores are inputs that
   no rule can make again);
@@ -32,8 +32,7 @@ from mlrep.errors import MlrepError
 from mlrep.evaluate.human import CRITERIA
 from mlrep.paths import Paths
 
-GROUP = "human"  # the judged systems' runs: human/<fine-tune>
-FOLDER = "human_eval"  # results/ch4_jass/human_eval/{sheets,keys}/
+GROUP = "human"  # the judged systems' runs human/<fine-tune>, beside its sheets/ and keys/
 SHEET, KEY, RETURNED = ".csv", ".json", "*.csv"
 
 
@@ -82,12 +81,12 @@ def evaluation(section: Mapping[str, Any], name: str) -> Evaluation:
 
 def sheet(paths: Paths, name: str) -> str:
     """The blind sheet the judges fill."""
-    return str(paths.run_group(SECTION, FOLDER) / "sheets" / f"{name}{SHEET}")
+    return str(paths.run_group(SECTION, GROUP) / "sheets" / f"{name}{SHEET}")
 
 
 def key(paths: Paths, name: str) -> str:
     """The sheet's key, in a folder of its own so the sheets' folder can go to the judges."""
-    return str(paths.run_group(SECTION, FOLDER) / "keys" / f"{name}{KEY}")
+    return str(paths.run_group(SECTION, GROUP) / "keys" / f"{name}{KEY}")
 
 
 def export_inputs(paths: Paths, found: Evaluation) -> dict[str, Any]:
