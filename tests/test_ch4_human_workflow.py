@@ -21,7 +21,7 @@ from mlrep.report import render, tables
 from mlrep.report.fill import fill
 from mlrep.report.metrics import collect
 from mlrep.report.reference import load_all
-from tests.conftest import REPO, copy_workflow, snakemake
+from tests.conftest import REPO, copy_workflow, planned_jobs, snakemake
 from tests.tiny_runs import jobs_run, set_params
 
 TARGET = "ch4_jass_human"
@@ -34,6 +34,7 @@ LEVEL = {"vanilla": 1, "jaen-mass": 2, "jaen-hfss": 3, "jaen-enss": 4}
 LEVEL |= {"jazh-mass": 3, "jazh-jass": 5}
 PUBLISHED = load_all(REPO / "reports" / "reference")
 DEFINITIONS = tables.load(PUBLISHED)
+DIRECTIONS = {corpus: runs.CORPORA[corpus].directions for corpus in ("aspec_je", "wiki_jc")}
 
 
 def plant(project: Path, evaluations: list[ch4_human.Evaluation]) -> None:
@@ -168,3 +169,21 @@ def test_tables_4_8_and_4_9_await_their_judges_then_show_their_scores(tmp_path):
     assert run(project) == {"ch4_human_aggregate": 1, TARGET: 1}
     assert cells(project, "thesis-table-4.8")[("4", "Adequacy Ja-Zh")] == AWAITING
     assert cells(project, "thesis-table-4.9")[("4", "Adequacy Ja-En")] == "4.00"
+
+
+def test_full_scale_exports_100_sentences_per_sheet_of_tables_4_8_and_4_9(tmp_path):
+    project = copy_workflow(tmp_path)
+    result = snakemake(project, "-n", "-p", "--cores", "4", TARGET, "--config", "scale=full")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    planned = planned_jobs(result.stdout)
+    exports = {job.values("wildcards")["name"]: job for job in planned["ch4_human_export"]}
+    assert sorted(exports) == sorted(
+        f"{corpus}.{d}.10k.seed1" for corpus in ("aspec_je", "wiki_jc") for d in DIRECTIONS[corpus]
+    )
+    for job in exports.values():
+        assert "--sentences 100 " in job.text and job["input"].count("/seed1/test.hyp") == 5
+    (aggregate,) = planned["ch4_human_aggregate"]
+    assert aggregate.text.count("mlrep eval human-aggregate ") == 4
+    # nothing returned at full yet: each reads its blank sheet (pending)
+    assert aggregate.text.count("--sheets results/ch4_jass/human/sheets/") == 4
+    assert len(aggregate["output"].split(", ")) == 20
