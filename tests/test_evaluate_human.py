@@ -246,6 +246,7 @@ BAD_SHEETS = {
     "duplicate": (lambda rows: [*rows, dict(rows[3])], len(SYSTEMS) * 12 + 2, "duplicate row"),
     "row deleted": (lambda rows: rows[1:], None, "1 rows of the key"),
     "source edited": (lambda rows: _edit_first(rows, source="x"), 2, "is not the one the key"),
+    "output edited": (lambda rows: _edit_first(rows, output="x"), 2, "the output of item"),
 }
 
 
@@ -293,6 +294,20 @@ def test_a_sheet_of_another_export_does_not_match_the_key(test_set, tmp_path):
     header.write_text("item,label,source,output,adequacy\n", encoding="utf-8")
     with pytest.raises(HumanEvalError, match=rf"{header}:1: no column fluency; keep"):
         human.aggregate([header], exported["key"])
+
+
+def test_a_sheet_exported_before_a_system_changed_is_refused(test_set, tmp_path):
+    """A retrained system re-exports the same sentences and labels with new outputs: scores of
+    the old outputs must not become the new system's."""
+    exported = _export(test_set)
+    returned = _judge(exported, judge_one, tmp_path / "returned.csv")
+    retrained = test_set["outputs"]["bmass"]
+    retrained.write_text("".join(f"新译文 {i}\n" for i in range(LINES)), encoding="utf-8")
+    again = _export(test_set, tag="-again")
+    assert _systems_of(again["key"]) == _systems_of(exported["key"])
+    with pytest.raises(HumanEvalError, match="output changed after this sheet was exported"):
+        human.aggregate([returned], again["key"])
+    assert human.aggregate([returned], exported["key"]).judges == 1
 
 
 def test_an_edited_key_is_refused(test_set):

@@ -66,8 +66,10 @@ class HumanSettings:
 
 
 def _digest(text: str) -> str:
-    """A short fingerprint of a source sentence: the key recognises its own sheet by it (the
-    other direction's sheet has the same item ids and labels) without holding the text."""
+    """A short fingerprint of a source sentence or an output: the key recognises its own sheet
+    by it (the other direction's sheet has the same item ids and labels; a sheet exported before
+    a system was retrained has the same sources and labels, not the same outputs) without
+    holding the text."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -80,6 +82,7 @@ class Key:
     lines: dict[str, int]  # item -> line of the test file (1-based)
     sources: dict[str, str]  # item -> `_digest` of its source
     labels: dict[str, dict[str, str]]  # item -> label -> system
+    outputs: dict[str, dict[str, str]]  # item -> label -> `_digest` of the output shown
 
     def as_json(self, settings: HumanSettings, source: Path) -> str:
         items = [
@@ -88,6 +91,7 @@ class Key:
                 "line": self.lines[item],
                 "source": self.sources[item],
                 "labels": self.labels[item],
+                "outputs": self.outputs[item],
             }
             for item in self.labels
         ]
@@ -126,12 +130,15 @@ def draw(
     rng = random.Random(settings.seed)
     lines = sorted(rng.sample(range(len(source)), settings.sentences))
     rows = [list(COLUMNS)]
-    key = Key(direction, systems, {}, {}, {})
+    key = Key(direction, systems, {}, {}, {}, {})
     for number, line in enumerate(lines, start=1):
         item = str(number)
         order = rng.sample(systems, len(systems))
         key.lines[item], key.sources[item] = line + 1, _digest(source[line])
         key.labels[item] = dict(zip(LABELS, order, strict=False))
+        key.outputs[item] = {
+            label: _digest(outputs[system][line]) for label, system in key.labels[item].items()
+        }
         rows += [
             [item, label, source[line], outputs[system][line], "", ""]
             for label, system in key.labels[item].items()
@@ -191,6 +198,7 @@ def read_key(path: Path) -> Key:
             {str(i["item"]): int(i["line"]) for i in data["items"]},
             {str(i["item"]): str(i["source"]) for i in data["items"]},
             {str(i["item"]): dict(i["labels"]) for i in data["items"]},
+            {str(i["item"]): dict(i["outputs"]) for i in data["items"]},
         )
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise HumanEvalError(
@@ -198,7 +206,7 @@ def read_key(path: Path) -> Key:
         ) from None
     _check_direction(key.direction)
     for item, labels in key.labels.items():
-        if sorted(labels.values()) != sorted(key.systems):
+        if sorted(labels.values()) != sorted(key.systems) or set(key.outputs[item]) != set(labels):
             raise HumanEvalError(
                 f"{path}: item {item} labels {sorted(labels.values())}, not each of the "
                 f"systems {list(key.systems)} once; the key was edited: export again"
@@ -257,6 +265,12 @@ def read_sheet(path: Path, key: Key, key_path: Path) -> Scores | None:
                     f"{where}: the source of item {item} is not the one the key {key_path} "
                     "drew; this sheet belongs to another export (direction or seed): pair it "
                     "with its own key, or restore the source"
+                )
+            if _digest(row["output"] or "") != key.outputs[item][label]:
+                raise HumanEvalError(
+                    f"{where}: the output of item {item} label {label} is not the one the key "
+                    f"{key_path} holds; the system's output changed after this sheet was "
+                    "exported (a retrained model): have the new sheet judged, or restore the output"
                 )
             if (item, label) in rows:
                 raise HumanEvalError(

@@ -30,8 +30,11 @@ planned fine-tune's metrics.
 
 import os
 import re
+import shlex
+from pathlib import Path
 
 from mlrep.chapters.ch4_jass import data as ch4_data
+from mlrep.chapters.ch4_jass import human as ch4_human
 from mlrep.chapters.ch4_jass import runs as ch4_runs
 from mlrep.chapters.ch4_jass import training as ch4_training
 from mlrep.text import pretrain_tasks
@@ -62,8 +65,12 @@ MONOLINGUAL_EXCLUDE[CH4_CHAPTER] = ch4_data.exclude_ids(PATHS)
 CHAPTER_DATA[CH4_CHAPTER] = list(
     dict.fromkeys([CH4_CORPUS, str(PATHS.dataset(CH4["monolingual"]["corpus"]))])
 )
-# the chapter's run folders: every planned fine-tune's metrics, at every seed
-CHAPTER_TARGETS[CH4_CHAPTER] = ch4_training.evaluation_targets(PATHS, CH4)
+# the chapter's run folders: every planned fine-tune's metrics at every seed, and the human
+# evaluation's systems (pending until their sheets are returned)
+CHAPTER_TARGETS[CH4_CHAPTER] = [
+    *ch4_training.evaluation_targets(PATHS, CH4),
+    *ch4_human.targets(PATHS, CH4),
+]
 
 
 localrules:
@@ -409,3 +416,103 @@ rule ch4_jass_evaluate:
     4.3-4.6, 4.8, 4.9 and B.2-B.4."""
     input:
         ch4_training.evaluation_targets(PATHS, CH4),
+
+
+# ---- Human evaluation, Tables 4.8/4.9 (mlrep.chapters.ch4_jass.human says where each file is)
+# `ch4_human_export` draws one blind sheet per evaluation (a table's corpus, direction and size:
+# its planned systems' test hypotheses at the judged seed) and writes its key to a folder of its
+# own; `ch4_human_aggregate` reads the judges' sheets from params.yaml ch4_jass.human.returned
+# (<returned>/<sheet name>/*.csv, listed when the workflow is parsed, so a new, edited or removed
+# sheet reruns it) and writes every judged system's run human/<fine-tune>: means, or pending
+# ("awaiting human scores") while none is returned. `ch4_jass_human` is the piece's target.
+CH4_HUMAN = ch4_human.evaluations(CH4)
+CH4_HUMAN_RETURNED = Path(CH4["human"]["returned"])
+
+
+def ch4_human_aggregate(evaluation):
+    """The `mlrep eval human-aggregate` command of one evaluation (a judge names a sheet:
+    quoted)."""
+    sheets = ch4_human.sheets_read(PATHS, CH4_HUMAN_RETURNED, evaluation.name)
+    return (
+        f"mlrep eval human-aggregate --sheets {' '.join(map(shlex.quote, sheets))} "
+        f"--key {ch4_human.key(PATHS, evaluation.name)} --section {CH4_CHAPTER} "
+        f"--run-group {ch4_human.GROUP} --seed {evaluation.seed} "
+        f"--out {PATHS.run_group(CH4_CHAPTER, ch4_human.GROUP)} --scale {CFG['scale']}"
+    )
+
+
+localrules:
+    ch4_human_export,
+    ch4_human_aggregate,
+    ch4_jass_human,
+
+
+rule ch4_human_export:
+    """One evaluation's blind sheet (`evaluate.human` test sentences, shuffled anonymous
+    outputs) and its key, kept apart."""
+    input:
+        unpack(
+            lambda w: ch4_human.export_inputs(PATHS, ch4_human.evaluation(CH4, w.name))
+        ),
+    output:
+        sheet=ch4_human.sheet(PATHS, "{name}"),
+        key=ch4_human.key(PATHS, "{name}"),
+    log:
+        log_path(CH4_CHAPTER, "human_export", "{name}"),
+    wildcard_constraints:
+        name="|".join(re.escape(e.name) for e in CH4_HUMAN) or "(?!)",
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+    params:
+        code=code_version("eval human-export"),
+        direction=lambda w: ch4_human.evaluation(CH4, w.name).direction,
+        # NAME=FILE: a system is named by its fine-tune id, its run under human/
+        systems=lambda w, input: " ".join(
+            f"{system}={path}"
+            for system, path in zip(
+                ch4_human.evaluation(CH4, w.name).systems,
+                input.hypotheses,
+                strict=True,
+            )
+        ),
+        flags=flags_from(CFG["evaluate"]["human"]),
+        scale=CFG["scale"],
+    shell:
+        "mlrep eval human-export --source {input.source} --systems {params.systems} "
+        "--direction {params.direction} --sheet {output.sheet} --key {output.key} "
+        "{params.flags} --scale {params.scale} > {log} 2>&1"
+
+
+rule ch4_human_aggregate:
+    """Every judged system's adequacy and fluency from its evaluation's returned sheets (one
+    job for the scale: a few milliseconds of work per evaluation)."""
+    input:
+        key=[ch4_human.key(PATHS, e.name) for e in CH4_HUMAN],
+        sheets=[
+            path
+            for e in CH4_HUMAN
+            for path in ch4_human.sheets_read(PATHS, CH4_HUMAN_RETURNED, e.name)
+        ],
+    output:
+        ch4_human.targets(PATHS, CH4),
+    log:
+        log_path(CH4_CHAPTER, "human_aggregate"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+    params:
+        code=code_version("eval human-aggregate"),
+        commands=" && ".join(ch4_human_aggregate(e) for e in CH4_HUMAN),
+    shell:
+        "({params.commands}) > {log} 2>&1"
+
+
+rule ch4_jass_human:
+    """Tables 4.8/4.9's human cells: every judged system's run (`ch4_human.targets`)."""
+    input:
+        ch4_human.targets(PATHS, CH4),
