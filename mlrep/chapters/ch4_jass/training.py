@@ -87,11 +87,11 @@ def best(paths: Paths, stage: str, run_id: str, seed: int | str) -> str:
     return str(Path(model(paths, stage, run_id, seed)).parent / BEST)
 
 
-def pretrain_inputs(paths: Paths, run_id: str) -> dict[str, list[str]]:
+def pretrain_inputs(paths: Paths, run_id: str, section: Mapping[str, Any]) -> dict[str, list[str]]:
     """`mlrep nmt pair-pretrain`'s files of a pre-training, by option: each side's train and
-    valid pairs (first language first) and the pool's train and valid subwords."""
+    valid pairs (first language first) and the train and valid subwords of every pool of its
+    pair model that the resolved ``ch4_jass`` `section` builds (`data.model_pools`)."""
     run = runs.pretraining(run_id)
-    pair = data.FINETUNE_PAIRS[run.pair]
     found: dict[str, list[str]] = {}
     for split in data.PRETRAIN_SPLITS:
         stems = [
@@ -101,7 +101,8 @@ def pretrain_inputs(paths: Paths, run_id: str) -> dict[str, list[str]]:
         found[f"{split}_source"] = [f"{stem}.src" for stem in stems]
         found[f"{split}_target"] = [f"{stem}.tgt" for stem in stems]
     found["finetune_text"] = [
-        data.subwords(paths, pair, split, lang)
+        data.subwords(paths, corpus, split, lang)
+        for corpus in data.model_pools(section, run.pair)
         for split in data.PRETRAIN_SPLITS
         for lang in run.languages
     ]
@@ -181,7 +182,7 @@ def targets(paths: Paths, section: Mapping[str, Any]) -> list[str]:
         data.subwords(paths, pair, split, lang)
         for pair in pools
         for split in data.SPLITS
-        for lang in pair.split("-")
+        for lang in data.corpus_pair(pair).split("-")
     ]
     return text + [
         model(paths, stage, run_id, seed)
