@@ -1,7 +1,7 @@
 """Chapter 4 (JASS / ENSS), the data half: fine-tuning pools, leak-free pre-training text, its
 words, one joint BPE per pair model and the static pre-training pairs.
 
-Per fine-tuning corpus (aspec_je, aspec_jc, wiki_jc, news_ek) `ch4_pool` cuts a seeded pool of
+Per fine-tuning corpus (aspec_je, aspec_jc, wiki_jc, news_ek) `ch4_pool_<corpus>` cuts a seeded pool of
 training lines (the nested fine-tuning sizes are its prefixes) and the capped valid/test sets
 from the words of the preprocess dataset `ch4_jass.corpora` names for it (tiny: the embedded
 corpus's, ja-zh joined on segment ids; full: the corpus's own download, ASPEC placed by hand),
