@@ -186,5 +186,5 @@ def test_a_corpus_without_segment_ids_is_numbered_from_its_own_files(tmp_path):
             assert ja == f"ja {split}{number}" and zh == f"zh {split}{number}"
             assert marks == f"0:1 #{split}{number}"
     (words / "train.ja-zh.ja").unlink()
-    with pytest.raises(pools.PoolError, match="train.ja-zh.ja or train.zh-ja.ja"):
+    with pytest.raises(pools.PoolError, match=r"train\.ja-zh\.ja or train\.zh-ja\.ja"):
         pools.build(words, None, "ja-zh", tmp_path / "other", settings())

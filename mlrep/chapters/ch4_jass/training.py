@@ -3,9 +3,9 @@ asks here): each pre-training's data-bin and model, each fine-tune's data-bin, m
 hypotheses and metrics, and the runs a scale trains.
 
 - ``data/bin/pretrain/<id>/``: `mlrep nmt pair-pretrain` of a pre-training: both sides'
-  pairs (`data.sides`) and the pair's dictionary ``dict.txt``, which also counts the pool's
-  fine-tuning subwords (train and valid of both languages), so no fine-tuning subword is
-  ``<unk>``;
+  pairs (`data.sides`) and the pair's dictionary ``dict.txt``, which also counts the
+  fine-tuning subwords of the pair's pools (train and valid of both languages), so no
+  fine-tuning subword is ``<unk>``;
 - ``data/bin/finetune/<id>/``: `mlrep nmt pair-finetune` of a fine-tune: the first
   `runs.sample_size` lines of its pool's training subwords in its direction, the pool's valid
   set, binarised with the dictionary of its start (`dictionary_source`);
