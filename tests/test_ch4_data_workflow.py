@@ -63,9 +63,9 @@ def test_tiny_pretraining_data_is_built_without_a_leak(tiny_project, tmp_path):
     # the leak test: no pool or held-out segment in any language's pre-training text
     used = {
         segment
-        for pair in ch4_data.FINETUNE_PAIRS.values()
+        for corpus in ch4_data.pools(TINY)
         for split in ch4_data.SPLITS
-        for segment in lines(data / "pools" / pair / f"{split}.ids")
+        for segment in lines(data / "pools" / corpus / f"{split}.ids")
     }
     held_out = {
         segment

@@ -74,7 +74,8 @@ for _corpus in ch4_data.CORPORA:
         name:
             f"ch4_pool_{_corpus}"
         input:
-            **ch4_data.pool_inputs(PRE, PATHS, CH4, _corpus),
+            # functions (the corpus bound now), so a pool no target asks for is never read
+            unpack(lambda w, corpus=_corpus: ch4_data.pool_inputs(PRE, PATHS, CH4, corpus)),
         output:
             ch4_data.pool_outputs(PATHS, _corpus, *ch4_data.pool_files(_corpus)),
         log:
@@ -86,7 +87,7 @@ for _corpus in ch4_data.CORPORA:
             **job_resources("cpu_light"),
         params:
             code=code_version("data finetune-pool"),
-            flags=ch4_data.pool_flags(PRE, PATHS, CH4, _corpus),
+            flags=lambda w, corpus=_corpus: ch4_data.pool_flags(PRE, PATHS, CH4, corpus),
             out=ch4_data.pool(PATHS, _corpus),
             section=f"{CH4_CHAPTER}.data",
             scale=CFG["scale"],
