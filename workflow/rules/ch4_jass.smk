@@ -1,24 +1,26 @@
 """Chapter 4 (JASS / ENSS), the data half: fine-tuning pools, leak-free pre-training text, its
 words, one joint BPE per pair model and the static pre-training pairs.
 
-Per fine-tuning corpus (aspec_je, aspec_jc, wiki_jc, news_ek) `ch4_pool_<corpus>` cuts a seeded pool of
-training lines (the nested fine-tuning sizes are its prefixes) and the capped valid/test sets
-from the words of the preprocess dataset `ch4_jass.corpora` names for it (tiny: the embedded
-corpus's, ja-zh joined on segment ids; full: the corpus's own download, ASPEC placed by hand),
-the Japanese bunsetsu spans carried along. The `monolingual` rule (data.smk) leaves every
-held-out id and every pool's ids out of the pre-training text (full: CC-100); `ch4_tokenize`, `ch4_segment`
-and `ch4_segment_ja` are the preprocessing rules with the same flags on that text (the first
-`ch4_jass.data.max_monolingual` lines per language), and `ch4_parse` parses English words for
-the tree tasks. Each pair model (jaen, jazh, enko) learns one joint BPE on its two languages'
-monolingual words (`ch4_bpe`, setting `preprocess.subwords.settings.ch4_jass`) and
-`ch4_pretrain_pairs` writes the pairs of one (pair model, language, task set, split): train
-from the monolingual words, valid from the valid words of the pair model's home pool. `ch4_jass_pretrain_data`
-builds the sides the planned runs read (`mlrep.chapters.ch4_jass.training.pretrain_data_ids`).
+Per fine-tuning corpus (aspec_je, aspec_jc, wiki_jc, news_ek) `ch4_pool_<corpus>` cuts a
+seeded pool of training lines (the nested fine-tuning sizes are its prefixes) and the capped
+valid/test sets from the words of the preprocess dataset `ch4_jass.corpora` names for it (tiny:
+the embedded corpus's, ja-zh joined on segment ids; full: the corpus's own download, ASPEC
+placed by hand), the Japanese bunsetsu spans carried along. The `monolingual` rule (data.smk)
+leaves every held-out id and every pool's ids out of the pre-training text (full: CC-100);
+`ch4_tokenize`, `ch4_segment` and `ch4_segment_ja` are the preprocessing rules with the same
+flags on that text (the first `ch4_jass.data.max_monolingual` lines per language), and
+`ch4_parse` parses English words for the tree tasks. Each pair model (jaen, jazh, enko) learns
+one joint BPE on its two languages' monolingual words (`ch4_bpe`, setting
+`preprocess.subwords.settings.ch4_jass`) and `ch4_pretrain_pairs` writes the pairs of one (pair
+model, language, task set, split): train from the monolingual words, valid from the valid words
+of the pair model's home pool. `ch4_jass_pretrain_data` builds the sides the planned runs read
+(`mlrep.chapters.ch4_jass.training.pretrain_data_ids`).
 
 The training half (`mlrep.chapters.ch4_jass.training` says where everything is):
 `ch4_subwords` writes a pool's words in its pair model's BPE (the fine-tuning text);
 `ch4_pretrain_data` binarises a pre-training's two sides with the pair's dictionary, which
-also counts the subwords of the pair's pools (`mlrep nmt pair-pretrain`), and `ch4_pretrain` trains it;
+also counts the subwords of the pair's pools (`mlrep nmt pair-pretrain`), and `ch4_pretrain`
+trains it;
 `ch4_finetune_data` binarises a fine-tune's sample (the first `runs.sample_size` pool lines)
 in its direction with its start's dictionary (`mlrep nmt pair-finetune`) and `ch4_finetune`
 trains it from the pre-trained `checkpoint_best.pt` (#0, vanilla: from scratch).
@@ -75,7 +77,9 @@ for _corpus in ch4_data.CORPORA:
             f"ch4_pool_{_corpus}"
         input:
             # functions (the corpus bound now), so a pool no target asks for is never read
-            unpack(lambda w, corpus=_corpus: ch4_data.pool_inputs(PRE, PATHS, CH4, corpus)),
+            unpack(
+                lambda w, corpus=_corpus: ch4_data.pool_inputs(PRE, PATHS, CH4, corpus)
+            ),
         output:
             ch4_data.pool_outputs(PATHS, _corpus, *ch4_data.pool_files(_corpus)),
         log:
