@@ -63,10 +63,10 @@ def test_tiny_finetunes_start_from_the_pretrained_model(tiny_project, ch4_run):
     assert pair["languages"] == ["ja", "en"]
     assert [Path(s).parent.parent.name for s, _ in pair["sources"]["train"]] == ["ja", "en"]
     # the pool's subwords count into the dictionary, in the pair's BPE
-    pool_train = project / ch4_data.subwords(PATHS, "ja-en", "train", "ja")
+    pool_train = project / ch4_data.subwords(PATHS, "aspec_je", "train", "ja")
     assert str(pool_train.relative_to(project)) in pair["finetune_text"]
     assert "@@" in pool_train.read_text(encoding="utf-8")
-    assert len(lines(project / ch4_data.subwords(PATHS, "ja-en", "test", "ja"))) == TEST
+    assert len(lines(project / ch4_data.subwords(PATHS, "aspec_je", "test", "ja"))) == TEST
     best = training.best(PATHS, training.PRETRAIN, PRETRAINED, 1)
     assert (project / best).exists()
     for run in FINETUNED:
@@ -159,9 +159,11 @@ def test_full_scale_plans_every_run_on_the_thesis_gpus(tmp_path):
         assert "--stage pretrain " in job.text and "--gpus 4 " in job.text
     (big,) = finetuned["aspec_jc_ja_zh_672k_jazh_mass"]
     assert "--train-lines 0 " in big.text
-    # Wikipedia Ja-Zh samples the ja-zh pool as ASPEC Ja-Zh does
+    # Wikipedia Ja-Zh samples its own pool, not ASPEC Ja-Zh's
     (wiki,) = finetuned["wiki_jc_zh_ja_3k_jazh_jass"]
-    assert "/subwords/ja-zh/train.zh " in wiki.text
+    assert "/subwords/wiki_jc/train.zh " in wiki.text
+    (aspec,) = finetuned["aspec_jc_zh_ja_3k_jazh_jass"]
+    assert "/subwords/aspec_jc/train.zh " in aspec.text
     sides = ch4_data.sides(runs.planned_pretrainings(full))
     assert len(planned["ch4_pretrain_pairs"]) == 2 * sum(map(len, sides.values()))
-    assert len(planned["ch4_subwords"]) == 3 * 3 * 2  # three pools, every split, both languages
+    assert len(planned["ch4_subwords"]) == 4 * 3 * 2  # four pools, every split, both languages

@@ -36,19 +36,23 @@ def test_sides_are_the_planned_pretrainings_task_sets():
 
 
 def test_a_pretraining_reads_its_sides_and_the_pools_subwords():
-    found = training.pretrain_inputs(PATHS, "jaen-mass-bmass")
+    found = training.pretrain_inputs(PATHS, "jaen-mass-bmass", TINY)
     assert found["train_source"] == [
         f"{DATA}/pretrain/jaen/ja/mass+bmass/train.src",
         f"{DATA}/pretrain/jaen/en/mass/train.src",
     ]
     assert found["valid_target"][1] == f"{DATA}/pretrain/jaen/en/mass/valid.tgt"
     assert found["finetune_text"] == [
-        f"{DATA}/subwords/ja-en/{split}.{lang}"
+        f"{DATA}/subwords/aspec_je/{split}.{lang}"
         for split in ("train", "valid")
         for lang in ["ja", "en"]
     ]
-    assert data.subword_inputs(PATHS, "ja-zh", "test", "zh") == {
-        "text": f"{DATA}/pools/ja-zh/test.zh",
+    # ja-zh's dictionary counts the subwords of each of its pools the scale builds
+    full = cfg.load({**cfg.load_yaml(REPO / "params.yaml"), "scale": "full"})["ch4_jass"]
+    jazh = training.pretrain_inputs(PATHS, "jazh-jass", full)["finetune_text"]
+    assert [Path(p).parent.name for p in jazh] == 4 * ["aspec_jc"] + 4 * ["wiki_jc"]
+    assert data.subword_inputs(PATHS, "wiki_jc", "test", "zh") == {
+        "text": f"{DATA}/pools/wiki_jc/test.zh",
         "model": f"{DATA}/bpe/jazh",
     }
 
@@ -57,14 +61,14 @@ def test_a_finetune_reads_its_direction_and_its_starts_dictionary():
     found = training.finetune_inputs(PATHS, "wiki_jc.zh-ja.3k.jazh-jass")
     assert found == {
         "pair_data": f"{DATA}/bin/pretrain/jazh-jass",
-        "train_source": f"{DATA}/subwords/ja-zh/train.zh",
-        "train_target": f"{DATA}/subwords/ja-zh/train.ja",
-        "valid_source": f"{DATA}/subwords/ja-zh/valid.zh",
-        "valid_target": f"{DATA}/subwords/ja-zh/valid.ja",
+        "train_source": f"{DATA}/subwords/wiki_jc/train.zh",
+        "train_target": f"{DATA}/subwords/wiki_jc/train.ja",
+        "valid_source": f"{DATA}/subwords/wiki_jc/valid.zh",
+        "valid_target": f"{DATA}/subwords/wiki_jc/valid.ja",
     }
     assert training.decode_files(PATHS, "news_ek.ko-en.94k.enko-enss") == {
-        "source": f"{DATA}/subwords/en-ko/test.ko",
-        "target": f"{DATA}/subwords/en-ko/test.en",
+        "source": f"{DATA}/subwords/news_ek/test.ko",
+        "target": f"{DATA}/subwords/news_ek/test.en",
     }
     best = "r/ch4_jass/pretrain/jazh-jass/seed2/model/checkpoint_best.pt"
     assert training.init_flag(PATHS, "wiki_jc.zh-ja.3k.jazh-jass", 2) == f"--init {best}"
@@ -85,7 +89,7 @@ def test_vanilla_takes_its_pairs_mass_dictionary_and_no_init():
     assert "r/ch4_jass/pretrain/jaen-mass/seed1/model/train.json" not in models
     assert "r/ch4_jass/pretrain/jaen-jass/seed1/model/train.json" in models
     assert "r/ch4_jass/aspec_je.ja-en.3k.vanilla/seed1/model/train.json" in models
-    assert f"{DATA}/subwords/ja-en/test.en" in models
+    assert f"{DATA}/subwords/aspec_je/test.en" in models
 
 
 def test_every_planned_run_and_seed_is_a_target():
@@ -111,8 +115,8 @@ def test_every_planned_fine_tune_is_scored_in_its_run_folder_on_the_pools_test_w
     assert training.hypotheses(PATHS, run, 1) == f"{folder}/test.hyp"
     # words, not subwords: the reference in the target language, the source as the floor
     assert training.score_inputs(PATHS, run) == {
-        "reference": f"{DATA}/pools/ja-zh/test.ja",
-        "source": f"{DATA}/pools/ja-zh/test.zh",
+        "reference": f"{DATA}/pools/aspec_jc/test.ja",
+        "source": f"{DATA}/pools/aspec_jc/test.zh",
     }
 
 

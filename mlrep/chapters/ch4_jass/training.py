@@ -3,9 +3,9 @@ asks here): each pre-training's data-bin and model, each fine-tune's data-bin, m
 hypotheses and metrics, and the runs a scale trains.
 
 - ``data/bin/pretrain/<id>/``: `mlrep nmt pair-pretrain` of a pre-training: both sides'
-  pairs (`data.sides`) and the pair's dictionary ``dict.txt``, which also counts the pool's
-  fine-tuning subwords (train and valid of both languages), so no fine-tuning subword is
-  ``<unk>``;
+  pairs (`data.sides`) and the pair's dictionary ``dict.txt``, which also counts the
+  fine-tuning subwords of the pair's pools (train and valid of both languages), so no
+  fine-tuning subword is ``<unk>``;
 - ``data/bin/finetune/<id>/``: `mlrep nmt pair-finetune` of a fine-tune: the first
   `runs.sample_size` lines of its pool's training subwords in its direction, the pool's valid
   set, binarised with the dictionary of its start (`dictionary_source`);
@@ -93,11 +93,11 @@ def best(paths: Paths, stage: str, run_id: str, seed: int | str) -> str:
     return str(Path(model(paths, stage, run_id, seed)).parent / BEST)
 
 
-def pretrain_inputs(paths: Paths, run_id: str) -> dict[str, list[str]]:
+def pretrain_inputs(paths: Paths, run_id: str, section: Mapping[str, Any]) -> dict[str, list[str]]:
     """`mlrep nmt pair-pretrain`'s files of a pre-training, by option: each side's train and
-    valid pairs (first language first) and the pool's train and valid subwords."""
+    valid pairs (first language first) and the train and valid subwords of every pool of its
+    pair model that the resolved ``ch4_jass`` `section` builds (`data.model_pools`)."""
     run = runs.pretraining(run_id)
-    pair = data.FINETUNE_PAIRS[run.pair]
     found: dict[str, list[str]] = {}
     for split in data.PRETRAIN_SPLITS:
         stems = [
@@ -107,7 +107,8 @@ def pretrain_inputs(paths: Paths, run_id: str) -> dict[str, list[str]]:
         found[f"{split}_source"] = [f"{stem}.src" for stem in stems]
         found[f"{split}_target"] = [f"{stem}.tgt" for stem in stems]
     found["finetune_text"] = [
-        data.subwords(paths, pair, split, lang)
+        data.subwords(paths, corpus, split, lang)
+        for corpus in data.model_pools(section, run.pair)
         for split in data.PRETRAIN_SPLITS
         for lang in run.languages
     ]
@@ -187,7 +188,7 @@ def targets(paths: Paths, section: Mapping[str, Any]) -> list[str]:
         data.subwords(paths, pair, split, lang)
         for pair in pools
         for split in data.SPLITS
-        for lang in pair.split("-")
+        for lang in data.corpus_pair(pair).split("-")
     ]
     return text + [
         model(paths, stage, run_id, seed)
