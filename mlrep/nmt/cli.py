@@ -32,8 +32,6 @@ from mlrep.report.metrics import METRICS_FILE, write
 
 PAIR_RUNS = "pair-runs"
 STEP_SEPARATOR = "::"  # between the steps of `pair-runs`
-# `pair-runs` options that apply to each of its steps that has them
-SHARED_OPTIONS = ("threads", "scale", "params")
 
 
 def _prepare(args: argparse.Namespace) -> int:
@@ -579,10 +577,12 @@ def _pair_runs(args: argparse.Namespace) -> int:
         )
     parser = _pair_steps()
     parsed = [parser.parse_args(step) for step in steps]  # every step checked before any runs
+    # the job's options apply to every step that has them, so the steps do not repeat them
+    shared = {"threads": args.threads, "scale": args.scale, "params": args.params}
     for number, step in enumerate(parsed, start=1):
-        for shared in SHARED_OPTIONS:  # the job's, so the steps do not repeat them
-            if hasattr(step, shared):
-                setattr(step, shared, getattr(args, shared))
+        for name, value in shared.items():
+            if hasattr(step, name):
+                setattr(step, name, value)
         print(json.dumps({"step": number, "of": len(parsed), "verb": step.step}), flush=True)
         code = step.func(step)
         if code:
