@@ -8,7 +8,8 @@ hypotheses and metrics, and the runs a scale trains.
   ``<unk>``;
 - ``data/bin/finetune/<id>/``: `mlrep nmt pair-finetune` of a fine-tune: the first
   `runs.sample_size` lines of its pool's training subwords in its direction, the pool's valid
-  set, binarised with the dictionary of its start (`dictionary_source`);
+  set, binarised with the dictionary of its start (`dictionary_source`; #0*: the sample's
+  own ``dict.txt``, written there);
 - ``pretrain/<id>/seed<N>/model/`` and ``<id>/seed<N>/model/`` (`Paths.model`): `mlrep nmt
   pair-train`'s checkpoints and ``train.json``; a fine-tune at seed N starts from its
   pre-training's ``checkpoint_best.pt`` at seed N. A fine-tune is a run of the chapter's
