@@ -50,7 +50,7 @@ def test_full_judges_the_rows_of_tables_4_8_and_4_9_in_both_directions():
 
 def test_a_scale_judges_only_the_systems_it_plans():
     tiny = section("tiny")
-    planned = set(training.trained_finetunes(tiny))
+    planned = set(runs.planned_finetunes(tiny))
     found = human.evaluations(tiny)
     # tiny: Table 4.9's ASPEC Ja-En rows but PMASS; Wikipedia Ja-Zh is not run
     assert [e.name for e in found] == ["aspec_je.ja-en.10k.seed1", "aspec_je.en-ja.10k.seed1"]

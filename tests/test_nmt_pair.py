@@ -25,11 +25,12 @@ def pair_pretrain(files: dict[str, list[Path]], out: Path, languages=PAIR) -> in
 
 
 def pair_finetune(
-    files: dict[str, list[Path]], dictionary: Path, direction: str, out: Path, *extra: str
+    files: dict[str, list[Path]], dictionary: Path | None, direction: str, out: Path, *extra: str
 ):
     """`mlrep nmt pair-finetune` of the bitext in `direction` (en-it or it-en)."""
     order = slice(None) if direction == "en-it" else slice(None, None, -1)
-    argv = ["nmt", "pair-finetune", "--dict", str(dictionary), "--direction", direction]
+    given = ["--dict", str(dictionary)] if dictionary else []  # none: the sample's own
+    argv = ["nmt", "pair-finetune", *given, "--direction", direction]
     for split in ("train", "valid"):
         source, target = files[f"bitext_{split}"][order]
         argv += [f"--{split}-source", str(source), f"--{split}-target", str(target)]
@@ -152,3 +153,28 @@ def test_finetuning_trains_on_the_first_train_lines_only(inputs, pretrain_data, 
     )
     error = capsys.readouterr().err
     assert f"{len(bitext)} training pairs, fewer than the {big} asked for" in error
+
+
+def test_without_a_dictionary_the_sample_is_its_own(inputs, tmp_path):
+    """#0* (no pre-training, its own BPE): the dictionary counts the training sample's two
+    sides only, plus the tags, and is the data-bin's."""
+    out = tmp_path / "own"
+    assert pair_finetune(inputs, None, "en-it", out, "--train-lines", "3") == 0
+    sample = [
+        token
+        for path in inputs["bitext_train"]
+        for line in read_lines(path, ValueError)[:3]
+        for token in line.split()
+    ]
+    later = {
+        token
+        for path in inputs["bitext_train"]
+        for line in read_lines(path, ValueError)[3:]
+        for token in line.split()
+    } - set(sample)
+    entries = dict(line.split() for line in read_lines(out / pair.DICT, ValueError))
+    assert later and not later & set(entries)  # a word only past the sample is not in it
+    assert set(sample) <= set(entries) and entries["en1"] == str(sample.count("en1"))
+    assert {"[It]", "[En]", MASK} <= set(entries)
+    binarised = read_lines(out / pair.BIN / "dict.src.txt", ValueError)
+    assert [line.split()[0] for line in binarised] == list(entries)

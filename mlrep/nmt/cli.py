@@ -91,7 +91,7 @@ def _run_training(args: argparse.Namespace, data_bin: Path, variant, settings, s
 
 
 def _train(args: argparse.Namespace) -> int:
-    from mlrep.nmt.train import encoder_layers
+    from mlrep.nmt.train import depth
     from mlrep.nmt.variant import Variant
 
     scale, settings = _train_settings(
@@ -104,7 +104,7 @@ def _train(args: argparse.Namespace) -> int:
             "train it with --tag-format s-enc-t-dec"
         )
     variant = Variant.of(
-        encoder_layers(settings.arch),
+        depth(settings),
         args.layernorm,
         args.layernorm_simple,
         args.encoder_final_norm,
@@ -115,11 +115,11 @@ def _train(args: argparse.Namespace) -> int:
 
 def _pair_train(args: argparse.Namespace) -> int:
     from mlrep.nmt import pair
-    from mlrep.nmt.train import encoder_layers
+    from mlrep.nmt.train import depth
     from mlrep.nmt.variant import Variant
 
     scale, settings = _train_settings(args, (f"{args.section}.{args.stage}",))
-    variant = Variant.of(encoder_layers(settings.arch), "post", False, True, True)
+    variant = Variant.of(depth(settings), "post", False, True, True)
     return _run_training(args, args.data / pair.BIN, variant, settings, scale)
 
 
@@ -634,7 +634,10 @@ def _register_pair(
         help="one direction's fine-tuning data-bin with the pair's dictionary",
     )
     fine.add_argument(
-        "--dict", type=Path, required=True, help="dict.txt of `mlrep nmt pair-pretrain`"
+        "--dict",
+        type=Path,
+        help="dict.txt of `mlrep nmt pair-pretrain`; left out: the training sample's own "
+        "(a model trained from scratch on its own BPE)",
     )
     fine.add_argument("--direction", required=True, help="<src>-<tgt>, e.g. ja-en")
     sets(fine, "subword")

@@ -497,3 +497,66 @@ rule ch4_jass_human:
     """Tables 4.8/4.9's human cells: every judged system's run (`ch4_human.targets`)."""
     input:
         ch4_human.targets(PATHS, CH4),
+
+
+# ---- The optimised Transformer #0*'s own data (`training.OPTIMIZED`, Table B.1) ----
+# Per fine-tuning sample (a corpus at a size, `ch4_jass.data.sample`): a joint BPE learned on
+# the sample's training words alone with its size's merges (`ch4_jass.optimized.<size>`), and
+# the pool's splits written in it; its fine-tuning jobs build their dictionary from the sample.
+CH4_SAMPLE = "|".join(
+    re.escape(ch4_data.sample(corpus, size))
+    for corpus, c in ch4_runs.CORPORA.items()
+    for size in c.sizes
+)
+
+
+rule ch4_optimized_bpe:
+    """#0*'s joint BPE of one sample, on its first training lines of both languages."""
+    input:
+        lambda w: ch4_training.optimized_bpe_inputs(PATHS, w.sample),
+    output:
+        directory(ch4_data.optimized_bpe(PATHS, "{sample}")),
+    log:
+        log_path(CH4_CHAPTER, "optimized_bpe", "{sample}"),
+    wildcard_constraints:
+        sample=CH4_SAMPLE,
+    conda:
+        MLREP_ENV
+    threads: job_threads("default")
+    resources:
+        **job_resources("default"),
+    params:
+        code=code_version("text train-subwords"),
+        # the chapter's subword setting (subword_nmt), Table B.1's merges and the sample
+        flags=lambda w: flags_from(
+            {
+                **preprocess_plan.pair_options(
+                    PRE,
+                    CH4_CHAPTER,
+                    "-".join(sorted(ch4_training.optimized_pool(w.sample).split("-"))),
+                ),
+                **ch4_training.optimized_bpe_options(CH4, w.sample),
+            }
+        ),
+        setting=CH4_CHAPTER,
+        scale=CFG["scale"],
+    shell:
+        "mlrep text train-subwords --input {input} --out {output} --threads {threads} "
+        "--setting {params.setting} --model {wildcards.sample} "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+use rule encode_subwords as ch4_optimized_subwords with:
+    input:
+        unpack(
+            lambda w: ch4_training.optimized_text_inputs(PATHS, w.sample, w.split, w.lang)
+        ),
+    output:
+        text=ch4_data.optimized_subwords(PATHS, "{sample}", "{split}", "{lang}"),
+        meta=f"{ch4_data.optimized_subwords(PATHS, '{sample}', '{split}', '{lang}')}.meta.json",
+    log:
+        log_path(CH4_CHAPTER, "optimized_subwords", "{sample}.{split}.{lang}"),
+    wildcard_constraints:
+        sample=CH4_SAMPLE,
+        split="|".join(ch4_data.SPLITS),
+        lang="[a-z]{2}",

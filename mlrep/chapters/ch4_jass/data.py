@@ -20,7 +20,11 @@ Every path sits under ``results/ch4_jass/data/``:
   pre-training's `runs.side_tasks` joined by ``+``: ``mass``, ``mass+bmass``, ``jass``;
   `mlrep.text.pretrain_tasks`);
 - ``subwords/<corpus>/<split>.<lang>``: a pool's words in its pair model's BPE, the fine-tuning
-  text.
+  text;
+- ``optimized/<corpus>.<size>/``: the optimised Transformer #0*'s own data at one fine-tuning
+  size (`sample`): ``bpe/``, a joint BPE learned on that size's training sample (the first
+  `runs.sample_size` pool lines, both languages) with Table B.1's merges, and
+  ``subwords/<split>.<lang>``, the pool's words in it.
 """
 
 from __future__ import annotations
@@ -311,3 +315,18 @@ def subwords(paths: Paths, corpus: str, split: str, lang: str) -> str:
 def subword_inputs(paths: Paths, corpus: str, split: str, lang: str) -> dict[str, str]:
     """The pool words and the BPE that `subwords` encodes."""
     return {"text": f"{pool(paths, corpus)}/{split}.{lang}", "model": bpe(paths, model_of(corpus))}
+
+
+def sample(corpus: str, size: str) -> str:
+    """The name of one fine-tuning sample (a corpus at a size label): #0*'s data folder."""
+    return f"{corpus}.{size}"
+
+
+def optimized_bpe(paths: Paths, sample_name: str) -> str:
+    """#0*'s joint BPE of one `sample`, learned on its training lines alone."""
+    return str(root(paths) / "optimized" / sample_name / "bpe")
+
+
+def optimized_subwords(paths: Paths, sample_name: str, split: str, lang: str) -> str:
+    """One language of a split of a `sample`'s pool in that sample's own BPE (#0*'s text)."""
+    return str(root(paths) / "optimized" / sample_name / "subwords" / f"{split}.{lang}")
