@@ -68,7 +68,7 @@ def test_a_scale_judges_only_the_systems_it_plans():
 def test_each_evaluation_reads_its_own_returns_or_its_blank_sheet(tmp_path):
     (ja_en,) = [e for e in human.evaluations(section("tiny")) if e.direction == "ja-en"]
     inputs = human.export_inputs(PATHS, ja_en)
-    assert inputs["source"] == "results/ch4_jass/data/pools/ja-en/test.ja"
+    assert inputs["source"] == "results/ch4_jass/data/pools/aspec_je/test.ja"
     assert inputs["hypotheses"] == [training.hypotheses(PATHS, s, 1) for s in ja_en.systems]
     assert Path(human.sheet(PATHS, ja_en.name)).parent != Path(human.key(PATHS, ja_en.name)).parent
 

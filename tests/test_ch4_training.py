@@ -122,13 +122,13 @@ def test_optimized_learns_its_sizes_merges_on_its_sample_alone():
         "merges": TINY["optimized"]["10k"]["merges"],
         "max_lines": TINY["sizes"]["aspec_jc"]["10k"],
     }
-    # Ja-Zh samples, ASPEC's and Wikipedia's alike, come from the ja-zh pool's training words
+    # a sample comes from its own corpus's pool (Wikipedia Ja-Zh's, not ASPEC-JC's)
     assert training.optimized_bpe_inputs(PATHS, "wiki_jc.3k") == [
-        f"{DATA}/pools/ja-zh/train.ja",
-        f"{DATA}/pools/ja-zh/train.zh",
+        f"{DATA}/pools/wiki_jc/train.ja",
+        f"{DATA}/pools/wiki_jc/train.zh",
     ]
     assert training.optimized_text_inputs(PATHS, "aspec_je.10k", "test", "en") == {
-        "text": f"{DATA}/pools/ja-en/test.en",
+        "text": f"{DATA}/pools/aspec_je/test.en",
         "model": f"{DATA}/optimized/aspec_je.10k/bpe",
     }
 
