@@ -488,3 +488,52 @@ rule ch4_jass_evaluate:
     4.3-4.6, 4.8, 4.9 and B.2-B.4."""
     input:
         ch4_training.evaluation_targets(PATHS, CH4),
+
+
+# --- Table 4.7: reference-free adequacy (LASER; tiny: the packaged mUSE v3) ----------------
+# One job per scale scores every Table 4.7 fine-tune's hypotheses and each corpus's references
+# against the test source, the encoder loaded once (mlrep.chapters.ch4_jass.adequacy lists the
+# systems; runs laser/<fine-tune> and laser/<corpus>.reference).
+
+from mlrep.chapters.ch4_jass import adequacy as ch4_adequacy
+
+
+localrules:
+    ch4_jass_adequacy,
+
+
+rule ch4_adequacy:
+    """Reference-free adequacy: cosine of source and output sentence embeddings, ×100."""
+    input:
+        files=ch4_adequacy.inputs(PATHS, CH4),
+        encoder=ch4_adequacy.fetched(CH4, str(PATHS.resources)),
+    output:
+        ch4_adequacy.outputs(PATHS, CH4),
+    log:
+        log_path(CH4_CHAPTER, "adequacy"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("default")
+    resources:
+        **job_resources("default"),
+    params:
+        code=code_version("eval adequacy"),
+        systems=ch4_adequacy.system_flags(PATHS, CH4),
+        group=ch4_adequacy.GROUP,
+        out=str(PATHS.run_group(CH4_CHAPTER, ch4_adequacy.GROUP)),
+        flags=flags_from(CH4["adequacy"]),
+        backend=PRE["tokenize"]["backend"],
+        segmented=" ".join(PRE_SEGMENTED),
+        section=CH4_CHAPTER,
+        scale=CFG["scale"],
+    shell:
+        "mlrep eval adequacy --section {params.section} --run-group {params.group} "
+        "--out {params.out} {params.systems} "
+        "--backend {params.backend} --segmented {params.segmented} --threads {threads} "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch4_jass_adequacy:
+    """Table 4.7: every planned fine-tune's adequacy and the Reference row."""
+    input:
+        ch4_adequacy.outputs(PATHS, CH4),
