@@ -2,10 +2,11 @@
 hypotheses against the test source, `mlrep eval adequacy`) and its "Reference" row (the test
 references against the same source), scored in one process per scale.
 
-Each score is a run of group ``laser`` (`GROUP`), so it never shares a file with the fine-tune's
-own BLEU: ``results/ch4_jass/laser/<fine-tune id>/seed<N>/metrics.json`` holds ``laser_<src>-<tgt>``,
-and ``laser/<corpus>.reference/seed0/`` the Reference row of a corpus (one value per language pair,
-in its first direction, as the thesis prints it; no training seed, so `UNTRAINED_SEED`).
+Each score is a run of group ``laser`` (`GROUP`), so it never shares a file with the
+fine-tune's own BLEU: ``results/ch4_jass/laser/<fine-tune id>/seed<N>/metrics.json`` holds
+``laser_<src>-<tgt>``, and ``laser/<corpus>.reference/seed0/`` the Reference row of a corpus
+(one value per language pair, in its first direction, as the thesis prints it; no training
+seed, so `UNTRAINED_SEED`).
 """
 
 from __future__ import annotations
