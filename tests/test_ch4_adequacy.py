@@ -12,7 +12,9 @@ import pytest
 from mlrep import cli
 from mlrep import config as cfg
 from mlrep.chapters.ch4_jass import adequacy, runs, training
+from mlrep.cliutil import option_names
 from mlrep.embed import baselines
+from mlrep.evaluate.adequacy import EncoderSettings
 from mlrep.paths import Paths
 from mlrep.report import fill
 from mlrep.report.metrics import collect
@@ -123,3 +125,9 @@ def test_table_4_7_fills_from_the_verb_with_the_tiny_encoder(tmp_path):
     )
     assert table.cell("mass", "ASPEC En-Ja").status == fill.NOT_RUN
     assert table.cell("reference", "ASPEC En-Ja").status == fill.PUBLISHED_ONLY
+
+
+@pytest.mark.parametrize("scale", ["tiny", "full"])
+def test_the_encoder_block_is_the_settings_dataclass(scale):
+    block = cfg.load({**PARAMS, "scale": scale})["ch4_jass"]["adequacy"]
+    assert set(block) == set(option_names(EncoderSettings))
