@@ -520,7 +520,8 @@ rule ch4_adequacy:
         code=code_version("eval adequacy"),
         systems=ch4_adequacy.system_flags(PATHS, CH4),
         group=ch4_adequacy.GROUP,
-        out=str(PATHS.run_group(CH4_CHAPTER, ch4_adequacy.GROUP)),
+        # the group's folder: <out>/<run>/seed<N>/metrics.json
+        out=lambda w, output: str(Path(output[0]).parents[2]),
         flags=flags_from(CH4["adequacy"]),
         backend=PRE["tokenize"]["backend"],
         segmented=" ".join(PRE_SEGMENTED),
