@@ -68,6 +68,12 @@ def test_adequacy_is_the_mean_cosine_of_source_and_output_embeddings(files):
     assert mt.floor_value == pytest.approx(numpy_cosines(shifted, OUTPUTS).mean())
 
 
+def test_a_zero_vector_has_cosine_zero_not_nan():
+    a = np.array([[3.0, 4.0], [1.0, 0.0]])
+    b = np.array([[6.0, 8.0], [0.0, 0.0]])
+    assert adequacy.cosines(a, b).tolist() == pytest.approx([1.0, 0.0])
+
+
 def test_each_file_is_encoded_once_in_its_language(files):
     calls = []
 

@@ -90,12 +90,16 @@ def parse_system(values: Sequence[str]) -> System:
     return System(run, int(seed), direction, Path(source), Path(output))
 
 
+def _unit(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1; a zero row (an encoder's vector of nothing) stays zero."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(norms == 0, 1.0, norms)
+
+
 def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cosine of two equally shaped matrices (rows normalised here: not every
-    encoder returns unit vectors)."""
-    a = a / np.linalg.norm(a, axis=1, keepdims=True)
-    b = b / np.linalg.norm(b, axis=1, keepdims=True)
-    return np.einsum("ij,ij->i", a, b)
+    encoder returns unit vectors); 0 against a zero vector, never NaN."""
+    return np.einsum("ij,ij->i", _unit(a), _unit(b))
 
 
 def aligned(system: System) -> int:
