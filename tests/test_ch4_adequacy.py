@@ -136,4 +136,7 @@ def test_the_encoder_block_is_the_settings_dataclass(scale):
 def test_the_schema_offers_exactly_the_loaders_of_the_baselines():
     schema = cfg.load_yaml(REPO / "workflow" / "schemas" / "params.schema.yaml")
     block = schema["properties"]["ch4_jass"]["properties"]["adequacy"]
-    assert block["properties"]["loader"]["enum"] == list(baselines.LOADERS)
+    # the loader enum of the pretrained encoders' definition (Chapter 2's baselines)
+    assert block["properties"]["loader"] == {"$ref": "#/$defs/pretrained_encoder/properties/loader"}
+    loaders = schema["$defs"]["pretrained_encoder"]["properties"]["loader"]["enum"]
+    assert loaders == list(baselines.LOADERS)
