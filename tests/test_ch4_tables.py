@@ -12,7 +12,7 @@ import pytest
 import sacrebleu
 
 from mlrep import cli
-from mlrep.chapters.ch4_jass import runs
+from mlrep.chapters.ch4_jass import adequacy, runs
 from mlrep.nmt import token_accuracy
 from mlrep.report import fill, render, tables
 from mlrep.report.metrics import collect, declared
@@ -24,9 +24,11 @@ PUBLISHED = load_all(REPO / "reports" / "reference")
 DEFINITIONS = tables.load(PUBLISHED)
 BOUND = {
     f"thesis-table-{t}"
-    for t in ("4.3", "4.4", "4.5", "4.6", "4.8", "4.9", "4.14", "B.2", "B.3", "B.4")
+    for t in ("4.3", "4.4", "4.5", "4.6", "4.7", "4.8", "4.9", "4.14", "B.2", "B.3", "B.4")
 }
-HUMAN = ("adequacy", "fluency")
+REFERENCE_ROW = "*"  # Table 4.7's source-vs-reference row
+# the run group of a metric measured apart from the fine-tune's BLEU
+GROUPS = {"adequacy": "human", "fluency": "human", "laser": adequacy.GROUP}
 
 
 def cell_keys(cell: runs.Cell) -> list[tables.CellKey]:
@@ -47,16 +49,24 @@ def test_every_bound_cell_reads_the_run_that_fills_it():
             if cell.table not in BOUND:
                 continue
             metric = f"{cell.metric}_{run.direction}"
-            expected = f"human/{run_id}" if cell.metric in HUMAN else run_id
+            group = GROUPS.get(cell.metric)
+            expected = f"{group}/{run_id}" if group else run_id
             assert cell_keys(cell) == [tables.CellKey(expected, (metric,))], (run_id, cell)
             assert ch4.declares(metric)
             seen[cell.table] = seen.get(cell.table, 0) + 1
-    # every printed number is a run's cell ("-": none; only Table 4.14's PMASS, HFSS and
-    # ENSS rows have them, in the Ja-Zh columns)
+    # every measured cell: the rows' runs by the columns, but for a "-" (a model a pair does
+    # not pre-train: Table 4.14's ja-zh columns of its English rows) and Table 4.7's
+    # Reference row (no fine-tune)
     for table in BOUND:
-        labels = DEFINITIONS[table].labels
-        printed = [c for row in PUBLISHED[table].rows for c in row[labels:] if c.strip() != "-"]
-        assert seen[table] == len(printed), table
+        published, labels = PUBLISHED[table], DEFINITIONS[table].labels
+        cells = [
+            value
+            for row in published.rows
+            if row[0] != REFERENCE_ROW
+            for value in row[labels:]
+            if value.strip() != "-"
+        ]
+        assert seen[table] == len(cells), table
 
 
 def write_hypotheses(folder: Path, name: str, drop_every: int) -> Path:

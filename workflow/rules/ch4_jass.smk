@@ -36,6 +36,7 @@ import re
 import shlex
 from pathlib import Path
 
+from mlrep.chapters.ch4_jass import adequacy as ch4_adequacy
 from mlrep.chapters.ch4_jass import data as ch4_data
 from mlrep.chapters.ch4_jass import human as ch4_human
 from mlrep.chapters.ch4_jass import runs as ch4_runs
@@ -63,10 +64,11 @@ CH4_FINETUNE_MODEL = ch4_training.model(PATHS, ch4_training.FINETUNE, "{run}", "
 # the monolingual text leaves every pool's training ids out (data.smk)
 MONOLINGUAL_EXCLUDE[CH4_CHAPTER] = ch4_data.exclude_ids(PATHS, CH4)
 CHAPTER_DATA[CH4_CHAPTER] = ch4_data.corpus_folders(PRE, PATHS, CH4)
-# the chapter's run folders: every planned fine-tune's metrics at every seed, and the human
-# evaluation's systems (pending until their sheets are returned)
+# the chapter's run folders: every planned fine-tune's metrics at every seed, their adequacy
+# (Table 4.7), and the human evaluation's systems (pending until their sheets are returned)
 CHAPTER_TARGETS[CH4_CHAPTER] = [
     *ch4_training.evaluation_targets(PATHS, CH4),
+    *ch4_adequacy.outputs(PATHS, CH4),
     *ch4_human.targets(PATHS, CH4),
 ]
 
@@ -549,7 +551,9 @@ rule ch4_optimized_bpe:
 use rule encode_subwords as ch4_optimized_subwords with:
     input:
         unpack(
-            lambda w: ch4_training.optimized_text_inputs(PATHS, w.sample, w.split, w.lang)
+            lambda w: ch4_training.optimized_text_inputs(
+                PATHS, w.sample, w.split, w.lang
+            )
         ),
     output:
         text=ch4_data.optimized_subwords(PATHS, "{sample}", "{split}", "{lang}"),
@@ -560,3 +564,51 @@ use rule encode_subwords as ch4_optimized_subwords with:
         sample=CH4_SAMPLE,
         split="|".join(ch4_data.SPLITS),
         lang="[a-z]{2}",
+
+
+# --- Table 4.7: reference-free adequacy (LASER; tiny: the packaged mUSE v3) ----------------
+# One job per scale scores every Table 4.7 fine-tune's hypotheses and each corpus's references
+# against the test source, the encoder loaded once (mlrep.chapters.ch4_jass.adequacy lists the
+# systems; runs laser/<fine-tune> and laser/<corpus>.reference).
+
+
+localrules:
+    ch4_jass_adequacy,
+
+
+rule ch4_adequacy:
+    """Reference-free adequacy: cosine of source and output sentence embeddings, ×100."""
+    input:
+        files=ch4_adequacy.inputs(PATHS, CH4),
+        encoder=ch4_adequacy.fetched(CH4, str(PATHS.resources)),
+    output:
+        ch4_adequacy.outputs(PATHS, CH4),
+    log:
+        log_path(CH4_CHAPTER, "adequacy"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("default")
+    resources:
+        **job_resources("default"),
+    params:
+        code=code_version("eval adequacy"),
+        systems=ch4_adequacy.system_flags(PATHS, CH4),
+        group=ch4_adequacy.GROUP,
+        # the group's folder: <out>/<run>/seed<N>/metrics.json
+        out=lambda w, output: str(Path(output[0]).parents[2]),
+        flags=flags_from(CH4["adequacy"]),
+        backend=PRE["tokenize"]["backend"],
+        segmented=" ".join(PRE_SEGMENTED),
+        section=CH4_CHAPTER,
+        scale=CFG["scale"],
+    shell:
+        "mlrep eval adequacy --section {params.section} --run-group {params.group} "
+        "--out {params.out} {params.systems} "
+        "--backend {params.backend} --segmented {params.segmented} --threads {threads} "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch4_jass_adequacy:
+    """Table 4.7: every planned fine-tune's adequacy and the Reference row."""
+    input:
+        ch4_adequacy.outputs(PATHS, CH4),
