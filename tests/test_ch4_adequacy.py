@@ -47,8 +47,8 @@ def test_each_fine_tune_scores_its_hypotheses_and_each_corpus_its_references():
         "aspec_je.reference",
         "0",
         "ja-en",
-        "r/ch4_jass/data/pools/ja-en/test.ja",
-        "r/ch4_jass/data/pools/ja-en/test.en",
+        "r/ch4_jass/data/pools/aspec_je/test.ja",
+        "r/ch4_jass/data/pools/aspec_je/test.en",
     )
     assert {r for r in found if r.endswith(".reference")} == {
         "aspec_je.reference",

@@ -50,7 +50,7 @@ def test_one_job_scores_every_fine_tune_and_the_reference_row(tmp_path):
             "ch4_jass.sizes": {"aspec_je": {"10k": 3}},
         },
     )
-    pool = project / "results/ch4_jass/data/pools/ja-en"
+    pool = project / "results/ch4_jass/data/pools/aspec_je"
     write_lines(pool / "test.ja", SOURCE)
     write_lines(pool / "test.en", REFERENCE)
     for run, lines in HYPOTHESES.items():

@@ -28,7 +28,7 @@ def finetunes(section: Mapping[str, Any]) -> list[str]:
     """The planned fine-tunes that Table 4.7 shows (the 10k ones, 94k for En-Ko)."""
     return [
         run_id
-        for run_id in training.trained_finetunes(section)
+        for run_id in runs.planned_finetunes(section)
         if any(cell.table == TABLE for cell in runs.cells(run_id))
     ]
 
