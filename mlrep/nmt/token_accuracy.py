@@ -143,23 +143,37 @@ def accuracies(tallies: Mapping[str, Tally]) -> dict[str, Any]:
     }
 
 
-def evaluate(
-    checkpoint: Path, data_bin: Path, files: Mapping[str, tuple[Path, Path]], batch_size: int
-) -> dict[str, Any]:
-    """`accuracies` of the checkpoint (read with `data_bin`'s dictionaries) on each task's
-    (source, target) pair files; every file is read before the model is loaded."""
-    from mlrep.nmt.decode import load_model
+Sides = Mapping[str, Mapping[str, Sequence[tuple[str, str]]]]  # language -> task -> pairs
 
-    unknown = sorted(set(files) - set(TASKS))
+
+def read_sides(files: Mapping[str, Mapping[str, tuple[Path, Path]]]) -> dict:
+    """The pairs of each language's tasks, from their (source, target) pair files; task names
+    are checked and every file is read before a model is loaded, so a bad file stops the job
+    before any model is scored."""
+    unknown = sorted({name for tasks in files.values() for name in tasks} - set(TASKS))
     if unknown:
         raise TokenAccuracyError(
             f"unknown pre-training task {', '.join(unknown)}: name each pair of files by its "
             f"task ({', '.join(TASKS)})"
         )
-    pairs = {name: read_pairs(*paths) for name, paths in files.items()}
+    return {
+        lang: {name: read_pairs(*paths) for name, paths in tasks.items()}
+        for lang, tasks in files.items()
+    }
+
+
+def evaluate(checkpoint: Path, data_bin: Path, sides: Sides, batch_size: int) -> dict[str, Any]:
+    """Per language, `accuracies` of the checkpoint (read with `data_bin`'s dictionaries) on
+    each of its tasks' pairs (`read_sides`); the model is loaded once for all of them."""
+    from mlrep.nmt.decode import load_model
+
     model, task, device = load_model(checkpoint, data_bin)
-    tallies = {name: tally(model, task, device, p, batch_size) for name, p in pairs.items()}
-    return accuracies(tallies)
+    return {
+        lang: accuracies(
+            {name: tally(model, task, device, pairs, batch_size) for name, pairs in tasks.items()}
+        )
+        for lang, tasks in sides.items()
+    }
 
 
 def metrics(result: Mapping[str, Any], lang: str) -> dict[str, float]:

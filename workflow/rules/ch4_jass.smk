@@ -488,3 +488,47 @@ rule ch4_jass_evaluate:
     4.3-4.6, 4.8, 4.9 and B.2-B.4."""
     input:
         ch4_training.evaluation_targets(PATHS, CH4),
+
+
+# --- Pre-training accuracy (Tables 4.12, 4.13) and the reordering statistic -----------------
+# `ch4_token_accuracy` scores every planned pre-training at every seed in one process
+# (`mlrep nmt token-accuracy`, fairseq imported once): each task of each side on that task's
+# held-out pairs alone (the pool's valid words, `ch4_pretrain_pairs` with one task), and writes
+# each pre-training's metrics.json beside its model, with the moved-word share of its
+# reordering tasks' training pairs (`mlrep.chapters.ch4_jass.accuracy` says where everything is).
+# `ch4_jass_token_accuracy` is its target.
+from mlrep.chapters.ch4_jass import accuracy as ch4_accuracy
+
+
+rule ch4_token_accuracy:
+    """Every planned pre-training's teacher-forced token accuracy, per language and task."""
+    input:
+        **ch4_accuracy.inputs(PATHS, CH4),
+    output:
+        ch4_accuracy.targets(PATHS, CH4),
+    log:
+        log_path(CH4_CHAPTER, "token_accuracy"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_eval")
+    resources:
+        **job_resources("gpu_eval"),
+    params:
+        section=CH4_CHAPTER,
+        code=code_version("nmt token-accuracy"),
+        scored=ch4_accuracy.arguments(PATHS, CH4),
+        flags=flags_from(CH4["token_accuracy"]),
+        scale=CFG["scale"],
+    shell:
+        "mlrep nmt token-accuracy --section {params.section} {params.scored} "
+        "--threads {threads} --scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch4_jass_token_accuracy:
+    """Tables 4.12/4.13's metrics: every planned pre-training's, at every seed."""
+    input:
+        ch4_accuracy.targets(PATHS, CH4),
+
+
+localrules:
+    ch4_jass_token_accuracy,
