@@ -4,6 +4,7 @@ binarised with it, tagged with the target language only; bad inputs named."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from mlrep import cli
 from mlrep.io import read_lines
 from mlrep.nmt import pair
 from mlrep.nmt.prepare import dictionary_sha256
+from mlrep.text.lines import meta_path
 from mlrep.text.pretrain_tasks import MASK, TASK_TAGS
 from tests.nmt_helpers import PAIR, pair_inputs
 
@@ -152,3 +154,32 @@ def test_finetuning_trains_on_the_first_train_lines_only(inputs, pretrain_data, 
     )
     error = capsys.readouterr().err
     assert f"{len(bitext)} training pairs, fewer than the {big} asked for" in error
+
+
+def test_the_moved_word_share_is_read_from_the_training_pairs(inputs, pretrain_data, tmp_path):
+    """The reordering statistic: each train source's Deshuffling share (its metadata, a
+    fraction) in percent per language; valid pairs do not count; a file without metadata is
+    named with the fix."""
+    expected = {}
+    for source, lang in zip(inputs["train_source"], PAIR, strict=True):
+        extra = json.loads(meta_path(source).read_text(encoding="utf-8"))["extra"]
+        expected[f"moved_words_{lang}_deshuffle"] = round(
+            100 * extra["moved_word_ratio"]["deshuffle"], 2
+        )
+    assert pair.moved_words(pretrain_data) == expected
+    assert all(50 < share <= 100 for share in expected.values())  # a shuffle moves most words
+    valid = json.loads(meta_path(inputs["valid_source"][0]).read_text(encoding="utf-8"))["extra"]
+    assert (
+        valid["moved_word_ratio"]["deshuffle"] * 100 != expected[f"moved_words_{PAIR[0]}_deshuffle"]
+    )
+    copied = tmp_path / "data"
+    copied.mkdir()
+    bare = tmp_path / "bare.src"
+    bare.write_text(inputs["train_source"][0].read_text(encoding="utf-8"), encoding="utf-8")
+    summary = {"sources": {"train": [[str(bare), str(inputs["train_target"][0])]]}}
+    (copied / pair.SUMMARY).write_text(json.dumps(summary), encoding="utf-8")
+    with pytest.raises(pair.PairDataError, match="moved words are unknown") as error:
+        pair.moved_words(copied)
+    assert str(meta_path(bare)) in str(error.value) and "pretrain-pairs" in str(error.value)
+    with pytest.raises(pair.PairDataError, match="pair-pretrain"):
+        pair.moved_words(tmp_path)
