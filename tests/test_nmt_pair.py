@@ -13,6 +13,7 @@ from mlrep import cli
 from mlrep.io import read_lines
 from mlrep.nmt import pair
 from mlrep.nmt.prepare import dictionary_sha256
+from mlrep.nmt.token_accuracy import TokenAccuracyError, moved_words
 from mlrep.text.lines import meta_path
 from mlrep.text.pretrain_tasks import MASK, TASK_TAGS
 from tests.nmt_helpers import PAIR, pair_inputs
@@ -166,7 +167,7 @@ def test_the_moved_word_share_is_read_from_the_training_pairs(inputs, pretrain_d
         expected[f"moved_words_{lang}_deshuffle"] = round(
             100 * extra["moved_word_ratio"]["deshuffle"], 2
         )
-    assert pair.moved_words(pretrain_data) == expected
+    assert moved_words(pretrain_data) == expected
     assert all(50 < share <= 100 for share in expected.values())  # a shuffle moves most words
     valid = json.loads(meta_path(inputs["valid_source"][0]).read_text(encoding="utf-8"))["extra"]
     assert (
@@ -178,8 +179,8 @@ def test_the_moved_word_share_is_read_from_the_training_pairs(inputs, pretrain_d
     bare.write_text(inputs["train_source"][0].read_text(encoding="utf-8"), encoding="utf-8")
     summary = {"sources": {"train": [[str(bare), str(inputs["train_target"][0])]]}}
     (copied / pair.SUMMARY).write_text(json.dumps(summary), encoding="utf-8")
-    with pytest.raises(pair.PairDataError, match="moved words are unknown") as error:
-        pair.moved_words(copied)
+    with pytest.raises(TokenAccuracyError, match="moved words are unknown") as error:
+        moved_words(copied)
     assert str(meta_path(bare)) in str(error.value) and "pretrain-pairs" in str(error.value)
-    with pytest.raises(pair.PairDataError, match="pair-pretrain"):
-        pair.moved_words(tmp_path)
+    with pytest.raises(TokenAccuracyError, match="pair-pretrain"):
+        moved_words(tmp_path)

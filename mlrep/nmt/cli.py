@@ -259,9 +259,9 @@ def _accuracy_models(args: argparse.Namespace, files: Held) -> list[_Scored]:
 def _token_accuracy(args: argparse.Namespace) -> int:
     import torch
 
-    from mlrep.nmt.pair import BIN, moved_words
+    from mlrep.nmt.pair import BIN
     from mlrep.nmt.settings import TokenAccuracySettings
-    from mlrep.nmt.token_accuracy import evaluate, metrics, read_sides
+    from mlrep.nmt.token_accuracy import evaluate, metrics, moved_words, read_sides
     from mlrep.nmt.train import BEST
 
     torch.set_num_threads(args.threads)

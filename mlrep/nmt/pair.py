@@ -28,24 +28,13 @@ from mlrep.errors import MlrepError
 from mlrep.io import atomic_write_text, read_lines
 from mlrep.nmt.data import Direction
 from mlrep.nmt.prepare import dictionary_sha256, fairseq_preprocess, write_dictionary
-from mlrep.text.lines import meta_path
-from mlrep.text.pretrain_tasks import (
-    MASK,
-    REORDERING_TAG,
-    TASK_TAGS,
-    finetune_source,
-    language_tag,
-)
+from mlrep.text.pretrain_tasks import MASK, TASK_TAGS, finetune_source, language_tag
 
 DICT = "dict.txt"
 RAW = "raw"
 BIN = "bin"
 SUMMARY = "pair.json"
 SPLITS = ("train", "valid")
-REORDERING = tuple(task for task, tag in TASK_TAGS.items() if tag == REORDERING_TAG)
-# the reordering statistic's metric names (`moved_words`), for the declaration of the chapter
-# that reports them (template syntax: `mlrep.report.metrics.compile_template`)
-PATTERNS: tuple[str, ...] = (f"moved_words_{{lang}}_{{{'|'.join(REORDERING)}}}",)
 
 Files = Sequence[tuple[Path, Path]]  # (source file, target file) of each set
 
@@ -188,27 +177,3 @@ def finetune(
     }
     atomic_write_text(out / SUMMARY, json.dumps(summary, indent=1) + "\n")
     return summary
-
-
-def moved_words(folder: Path) -> dict[str, float]:
-    """The share of words whose position a reordering task changes in the pre-training data
-    of `folder` (a `pretrain` folder), in percent, as ``moved_words_<lang>_<task>``: the
-    thesis's reordering statistic (BRSS 79.58%, HFSS 91.97% of the words move), measured on
-    the pairs the model was trained on. Each train source file in ``pair.json`` carries it in
-    the metadata `mlrep text pretrain-pairs` wrote beside it (``moved_word_ratio``, a share
-    of that file's words)."""
-    summary = folder / SUMMARY
-    if not summary.exists():
-        raise PairDataError(f"{summary}: not found; give a `mlrep nmt pair-pretrain` folder")
-    found: dict[str, float] = {}
-    for source, _ in json.loads(summary.read_text(encoding="utf-8"))["sources"]["train"]:
-        meta = meta_path(Path(source))
-        if not meta.exists():
-            raise PairDataError(
-                f"{meta}: not found, so {source}'s moved words are unknown; make the pairs "
-                "with `mlrep text pretrain-pairs`, which writes it"
-            )
-        extra = json.loads(meta.read_text(encoding="utf-8"))["extra"]
-        for task, ratio in extra["moved_word_ratio"].items():
-            found[f"moved_words_{extra['lang']}_{task}"] = round(100 * ratio, 2)
-    return found

@@ -18,10 +18,15 @@ of every task together, so a task with more counted positions weighs more (the t
 overall figures are not the mean of its task columns). Pieces outside the dictionary read as
 ``<unk>`` and are counted like any other (``unknown`` says how many), as fairseq reads them
 in training.
+
+Beside the accuracies a pre-trained model's metrics file holds the reordering statistic of its
+training pairs (`moved_words`), which the thesis states in its text: the share of words a
+reordering task moves.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,13 +34,18 @@ from typing import Any
 
 from mlrep.errors import MlrepError
 from mlrep.io import read_lines
-from mlrep.text.pretrain_tasks import MASK, TASKS
+from mlrep.text.pretrain_tasks import MASK, REORDERING_TAG, TASK_TAGS, TASKS
 
 OVERALL = "overall"
-# the metric names of a model's accuracies on one language's pairs (`metrics`), for the
-# declaration of the chapter that reports them (template syntax:
-# `mlrep.report.metrics.compile_template`)
-PATTERNS: tuple[str, ...] = (f"token_accuracy_{{lang}}_{{{'|'.join((*TASKS, OVERALL))}}}",)
+REORDERING = tuple(task for task, tag in TASK_TAGS.items() if tag == REORDERING_TAG)
+# the metric names a pre-trained model's metrics file holds, for the declaration of the
+# chapter that reports them (template syntax: `mlrep.report.metrics.compile_template`): its
+# accuracies on one language's pairs (`metrics`) and the moved-word share of its training
+# pairs (`moved_words`)
+PATTERNS: tuple[str, ...] = (
+    f"token_accuracy_{{lang}}_{{{'|'.join((*TASKS, OVERALL))}}}",
+    f"moved_words_{{lang}}_{{{'|'.join(REORDERING)}}}",
+)
 
 
 class TokenAccuracyError(MlrepError):
@@ -180,3 +190,30 @@ def metrics(result: Mapping[str, Any], lang: str) -> dict[str, float]:
     """The accuracies of `evaluate`'s `result` on language `lang`'s pairs under their metric
     names (`PATTERNS`): ``token_accuracy_<lang>_<task>`` and ``…_overall``."""
     return {f"token_accuracy_{lang}_{task}": v for task, v in result["accuracy"].items()}
+
+
+def moved_words(folder: Path) -> dict[str, float]:
+    """The share of words whose position a reordering task changes in the training pairs of a
+    `mlrep nmt pair-pretrain` folder, in percent, as ``moved_words_<lang>_<task>``: the
+    thesis's reordering statistic (BRSS 79.58%, HFSS 91.97% of the words move), measured on
+    the pairs the model was trained on. Each train source file its ``pair.json`` lists carries
+    it in the metadata `mlrep text pretrain-pairs` wrote beside it (``moved_word_ratio``, a
+    share of that file's words)."""
+    from mlrep.nmt.pair import SUMMARY
+    from mlrep.text.lines import meta_path
+
+    summary = folder / SUMMARY
+    if not summary.exists():
+        raise TokenAccuracyError(f"{summary}: not found; give a `mlrep nmt pair-pretrain` folder")
+    found: dict[str, float] = {}
+    for source, _ in json.loads(summary.read_text(encoding="utf-8"))["sources"]["train"]:
+        meta = meta_path(Path(source))
+        if not meta.exists():
+            raise TokenAccuracyError(
+                f"{meta}: not found, so {source}'s moved words are unknown; make the pairs "
+                "with `mlrep text pretrain-pairs`, which writes it"
+            )
+        extra = json.loads(meta.read_text(encoding="utf-8"))["extra"]
+        for task, ratio in extra["moved_word_ratio"].items():
+            found[f"moved_words_{extra['lang']}_{task}"] = round(100 * ratio, 2)
+    return found

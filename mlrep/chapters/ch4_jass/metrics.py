@@ -7,18 +7,12 @@ Tables 4.8/4.9 writes ``adequacy_<src>-<tgt>`` and ``fluency_<src>-<tgt>`` per j
 (`mlrep.evaluate.human`); a pre-training writes its teacher-forced token accuracy per
 language and task, Tables 4.12/4.13 (`mlrep.nmt.token_accuracy.metrics`), and beside it the
 reordering statistic of its pre-training data, ``moved_words_<lang>_<task>``
-(`mlrep.nmt.pair.moved_words`), which the thesis states in its text only.
+(`mlrep.nmt.token_accuracy.moved_words`), which the thesis states in its text only.
 """
 
 from __future__ import annotations
 
 from mlrep.evaluate.human import PATTERNS as HUMAN_PATTERNS
-from mlrep.nmt.pair import PATTERNS as REORDERING_PATTERNS
 from mlrep.nmt.token_accuracy import PATTERNS as ACCURACY_PATTERNS
 
-PATTERNS: tuple[str, ...] = (
-    "bleu_{src}-{tgt}",
-    *HUMAN_PATTERNS,
-    *ACCURACY_PATTERNS,
-    *REORDERING_PATTERNS,
-)
+PATTERNS: tuple[str, ...] = ("bleu_{src}-{tgt}", *HUMAN_PATTERNS, *ACCURACY_PATTERNS)
