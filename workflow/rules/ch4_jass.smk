@@ -36,6 +36,7 @@ import re
 import shlex
 from pathlib import Path
 
+from mlrep.chapters.ch4_jass import accuracy as ch4_accuracy
 from mlrep.chapters.ch4_jass import adequacy as ch4_adequacy
 from mlrep.chapters.ch4_jass import data as ch4_data
 from mlrep.chapters.ch4_jass import human as ch4_human
@@ -65,10 +66,12 @@ CH4_FINETUNE_MODEL = ch4_training.model(PATHS, ch4_training.FINETUNE, "{run}", "
 MONOLINGUAL_EXCLUDE[CH4_CHAPTER] = ch4_data.exclude_ids(PATHS, CH4)
 CHAPTER_DATA[CH4_CHAPTER] = ch4_data.corpus_folders(PRE, PATHS, CH4)
 # the chapter's run folders: every planned fine-tune's metrics at every seed, their adequacy
-# (Table 4.7), and the human evaluation's systems (pending until their sheets are returned)
+# (Table 4.7), the pre-trained models' token accuracy (Tables 4.12, 4.13), and the human
+# evaluation's systems (pending until their sheets are returned)
 CHAPTER_TARGETS[CH4_CHAPTER] = [
     *ch4_training.evaluation_targets(PATHS, CH4),
     *ch4_adequacy.outputs(PATHS, CH4),
+    *ch4_accuracy.targets(PATHS, CH4),
     *ch4_human.targets(PATHS, CH4),
 ]
 
@@ -612,3 +615,47 @@ rule ch4_jass_adequacy:
     """Table 4.7: every planned fine-tune's adequacy and the Reference row."""
     input:
         ch4_adequacy.outputs(PATHS, CH4),
+        ch4_training.evaluation_targets(PATHS, CH4),
+
+
+# --- Pre-training accuracy (Tables 4.12, 4.13) and the reordering statistic -----------------
+# `ch4_token_accuracy` scores every planned pre-training at every seed in one process
+# (`mlrep nmt token-accuracy`, fairseq imported once): each task of each side on that task's
+# held-out pairs alone (the pool's valid words, `ch4_pretrain_pairs` with one task), and writes
+# each pre-training's metrics.json beside its model, with the moved-word share of its
+# reordering tasks' training pairs (`mlrep.chapters.ch4_jass.accuracy` says where everything is).
+# `ch4_jass_token_accuracy` is its target.
+
+
+rule ch4_token_accuracy:
+    """Every planned pre-training's teacher-forced token accuracy, per language and task."""
+    input:
+        **ch4_accuracy.inputs(PATHS, CH4),
+    output:
+        ch4_accuracy.targets(PATHS, CH4),
+    log:
+        log_path(CH4_CHAPTER, "token_accuracy"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_eval")
+    resources:
+        **job_resources("gpu_eval"),
+    params:
+        section=CH4_CHAPTER,
+        code=code_version("nmt token-accuracy"),
+        scored=ch4_accuracy.arguments(PATHS, CH4),
+        flags=flags_from(CH4["token_accuracy"]),
+        scale=CFG["scale"],
+    shell:
+        "mlrep nmt token-accuracy --section {params.section} {params.scored} "
+        "--threads {threads} --scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch4_jass_token_accuracy:
+    """Tables 4.12/4.13's metrics: every planned pre-training's, at every seed."""
+    input:
+        ch4_accuracy.targets(PATHS, CH4),
+
+
+localrules:
+    ch4_jass_token_accuracy,

@@ -7,7 +7,9 @@ Tables 4.8/4.9 writes ``adequacy_<src>-<tgt>`` and ``fluency_<src>-<tgt>`` per j
 (`mlrep.evaluate.human`), and their reference-free adequacy of Table 4.7
 ``laser_<src>-<tgt>`` (`mlrep.evaluate.adequacy`, runs ``laser/<fine-tune>``); a pre-training
 writes its teacher-forced token accuracy per language and task, Tables 4.12/4.13
-(`mlrep.nmt.token_accuracy.metrics`).
+(`mlrep.nmt.token_accuracy.metrics`), and beside it the
+reordering statistic of its pre-training data, ``moved_words_<lang>_<task>``
+(`mlrep.nmt.token_accuracy.moved_words`), which the thesis states in its text only.
 """
 
 from __future__ import annotations

@@ -64,9 +64,14 @@ def finetune_data(paths: Paths, run_id: str) -> str:
     return str(data.root(paths) / "bin" / FINETUNE / run_id)
 
 
+def pretrain_run(run_id: str) -> str:
+    """A pre-training's run folder name under ``results/ch4_jass/`` (its model, its metrics)."""
+    return f"{PRETRAIN}/{run_id}"
+
+
 def model(paths: Paths, stage: str, run_id: str, seed: int | str) -> str:
     """The ``train.json`` of a run's model folder (its checkpoints sit beside it)."""
-    run = f"{PRETRAIN}/{run_id}" if stage == PRETRAIN else run_id
+    run = pretrain_run(run_id) if stage == PRETRAIN else run_id
     return str(paths.model(SECTION, run, seed) / SUMMARY)
 
 
