@@ -35,7 +35,7 @@ def test_each_fine_tune_scores_its_hypotheses_and_each_corpus_its_references():
     assert len(finetunes) == 26 and all(".10k." in f or ".94k." in f for f in finetunes)
     for run_id in finetunes:
         run = runs.finetune(run_id)
-        pool = f"r/ch4_jass/data/pools/{'-'.join(runs.PAIRS[runs.CORPORA[run.corpus].pair])}"
+        pool = f"r/ch4_jass/data/pools/{run.corpus}"  # its corpus's own pool
         assert found[run_id] == (
             run_id,
             "1",
