@@ -1,6 +1,6 @@
-"""Chapter 4's optimised Transformer #0* through Snakemake, on the data trim: one fine-tune on
-its own sample's BPE (Table B.1's merges of its size), its own dictionary and its own model
-shape, decoded and scored as the other fine-tunes are."""
+"""Chapter 4's optimised Transformer #0* through Snakemake, in the session's shared tiny run
+(tests/tiny_runs.py): a fine-tune on its own sample's BPE (Table B.1's merges of its size), its
+own dictionary and its own model shape, decoded and scored as the other fine-tunes are."""
 
 from __future__ import annotations
 
@@ -16,11 +16,9 @@ from mlrep.nmt.pair import DICT, RAW
 from mlrep.nmt.pair import SUMMARY as DATA_SUMMARY
 from mlrep.nmt.train import BEST
 from mlrep.paths import Paths
-from tests.conftest import snakemake
-from tests.tiny_runs import CH4_DATA_TRIM, set_params
 
-RUN, SAMPLE, LINES = "aspec_je.ja-en.3k.optimized", "aspec_je.3k", 40
-SHAPE = {"merges": 60, "layers": 1, "heads": 2, "embed_dim": 16, "ffn_dim": 24}
+RUN, SAMPLE, LINES = "aspec_je.ja-en.10k.optimized", "aspec_je.10k", 60
+SHAPE = {"merges": 60, "layers": 1, "heads": 2, "embed_dim": 16, "ffn_dim": 24}  # the trim's
 PATHS = Paths(results=Path("results"), reports=Path("reports"), resources=Path("resources"))
 
 
@@ -34,31 +32,10 @@ def lines(path: Path) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.network  # the pinned source wheels of the session's corpus
-def test_an_optimized_finetune_trains_its_own_bpe_dictionary_and_shape(tiny_project, tmp_path):
-    project = tiny_project.copy(tmp_path)
-    set_params(
-        project,
-        {
-            **CH4_DATA_TRIM,
-            "ch4_jass.data.pool": 60,
-            "ch4_jass.pretrained": {},
-            "ch4_jass.baselines": ["optimized"],
-            "ch4_jass.directions": ["ja-en"],
-            "ch4_jass.sizes": {"aspec_je": {"3k": LINES}},
-            "ch4_jass.finetune.max_update": 4,
-            "ch4_jass.finetune.warmup_updates": 2,
-            "ch4_jass.optimized.3k": {
-                **SHAPE,
-                "dropout": 0.2,
-                "label_smoothing": 0.6,
-                "max_tokens": 256,
-            },
-        },
-    )
-    target = training.metrics(PATHS, RUN, 1)
-    result = snakemake(project, "--cores", "2", "--", target, timeout=600)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    # its BPE learned on the sample's 40 lines of both languages with the size's merges
+def test_an_optimized_finetune_trains_its_own_bpe_dictionary_and_shape(tiny_project, ch4_run):
+    project = tiny_project.root
+    assert tiny_project.ran["ch4_jass"]["ch4_finetune_jaen_optimized"] == 1
+    # its BPE learned on the sample's 60 lines of both languages with the size's merges
     codes = lines(project / ch4_data.optimized_bpe(PATHS, SAMPLE) / "bpe.codes")
     assert 0 < len([c for c in codes if not c.startswith("#")]) <= SHAPE["merges"]
     own = project / ch4_data.optimized_subwords(PATHS, SAMPLE, "train", "ja")
@@ -70,7 +47,8 @@ def test_an_optimized_finetune_trains_its_own_bpe_dictionary_and_shape(tiny_proj
     assert lines(folder / RAW / "train.src-tgt.src")[0] == "[En] " + lines(own)[0]
     tokens = {line.split()[0] for line in lines(folder / DICT)}
     sample = {t for line in lines(own)[:LINES] for t in line.split()}
-    assert sample <= tokens and not (project / "results/ch4_jass/data/bin/pretrain").exists()
+    pretrained = project / training.pretrain_data(PATHS, "jaen-mass") / DICT
+    assert sample <= tokens and len(tokens) < len(lines(pretrained))  # not the pair's dictionary
     # Table B.1's shape, label smoothing and dropout in the trained model
     model = Path(project / training.model(PATHS, training.FINETUNE, RUN, 1)).parent
     saved = torch.load(model / BEST, map_location="cpu", weights_only=False)["cfg"]

@@ -25,9 +25,9 @@ from tests.conftest import REPO, copy_workflow, planned_jobs, snakemake
 TARGET = "ch4_jass_evaluate"
 PRETRAINED, SAMPLE, TEST = "jaen-mass", 60, 20  # tiny_runs.CHAPTER_TRIMS["ch4_jass"]
 FINETUNED = [f"aspec_je.ja-en.10k.{start}" for start in ("vanilla", PRETRAINED)]
-# the trim's fine-tuning jobs: one per start (#0 per pair model), each one process
-JOBS = ["jaen_mass", "jaen_jass", "jaen_enss", "jaen_vanilla", "jazh_mass", "jazh_jass"]
-JOBS += ["jazh_vanilla"]
+# the trim's fine-tuning jobs: one per start (#0 and #0* per pair model), each one process
+JOBS = ["jaen_mass", "jaen_jass", "jaen_enss", "jaen_vanilla", "jaen_optimized"]
+JOBS += ["jazh_mass", "jazh_jass", "jazh_vanilla", "jazh_optimized"]
 
 
 def lines(path) -> list[str]:
@@ -57,7 +57,7 @@ def test_tiny_finetunes_start_from_the_pretrained_model(tiny_project, ch4_run):
     assert ran["ch4_subwords"] == 2 * 3 * 2  # two pools, every split, both languages
     jobs = {rule: n for rule, n in ran.items() if rule.startswith("ch4_finetune")}
     assert jobs == {f"ch4_finetune_{job}": 1 for job in JOBS}
-    assert len(runs.planned_finetunes(trim)) == 14
+    assert len(runs.planned_finetunes(trim)) == 18
     data = project / training.pretrain_data(PATHS, PRETRAINED)
     pair = read_json(data / DATA_SUMMARY)
     assert pair["languages"] == ["ja", "en"]
