@@ -50,10 +50,11 @@ def test_tiny_finetunes_start_from_the_pretrained_model(tiny_project, ch4_run):
     project = tiny_project.root
     ran = tiny_project.ran["ch4_jass"]
     trim = cfg.load(cfg.load_yaml(project / "params.yaml"))["ch4_jass"]
-    # the pre-trainings, their sides' train and valid pairs; both pools' subwords
+    # the pre-trainings, their sides' train and valid pairs and each task's held-out pairs
+    # alone (token accuracy: 5 tasks that are no side of their own); both pools' subwords
     assert ran["ch4_pretrain"] == len(runs.planned_pretrainings(trim)) == 5
     sides = ch4_data.sides(runs.planned_pretrainings(trim))
-    assert ran["ch4_pretrain_pairs"] == 2 * sum(map(len, sides.values()))
+    assert ran["ch4_pretrain_pairs"] == 2 * sum(map(len, sides.values())) + 5
     assert ran["ch4_subwords"] == 2 * 3 * 2  # two pools, every split, both languages
     jobs = {rule: n for rule, n in ran.items() if rule.startswith("ch4_finetune")}
     assert jobs == {f"ch4_finetune_{job}": 1 for job in JOBS}

@@ -615,7 +615,6 @@ rule ch4_jass_adequacy:
     """Table 4.7: every planned fine-tune's adequacy and the Reference row."""
     input:
         ch4_adequacy.outputs(PATHS, CH4),
-        ch4_training.evaluation_targets(PATHS, CH4),
 
 
 # --- Pre-training accuracy (Tables 4.12, 4.13) and the reordering statistic -----------------
