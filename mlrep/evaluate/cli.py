@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from mlrep.evaluate.analysis_cli import register_analyses
+from mlrep.evaluate.cases_cli import register_cases
 from mlrep.evaluate.human_cli import register_human
 from mlrep.evaluate.suite_cli import register_suite
 
@@ -17,3 +18,4 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     register_analyses(sub)
     register_suite(sub, common)
     register_human(sub, common)
+    register_cases(sub, common)

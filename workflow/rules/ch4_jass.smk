@@ -33,6 +33,7 @@ import re
 import shlex
 from pathlib import Path
 
+from mlrep.chapters.ch4_jass import cases as ch4_cases
 from mlrep.chapters.ch4_jass import data as ch4_data
 from mlrep.chapters.ch4_jass import human as ch4_human
 from mlrep.chapters.ch4_jass import runs as ch4_runs
@@ -516,3 +517,45 @@ rule ch4_jass_human:
     """Tables 4.8/4.9's human cells: every judged system's run (`ch4_human.targets`)."""
     input:
         ch4_human.targets(PATHS, CH4),
+
+
+# ---- Case tables, Tables 4.10/4.11 (mlrep.chapters.ch4_jass.cases says where each file is)
+# `ch4_cases` writes, in one job for the scale, every case's run cases/<corpus>.<dir>.<size>:
+# the test line params.yaml ch4_jass.cases.<table>.line names (0: the line whose reference is
+# the published one), its reference and each planned system's hypothesis at the shown seed.
+# `ch4_jass_cases` is the piece's target.
+CH4_CASES = ch4_cases.cases(CH4)
+
+
+localrules:
+    ch4_cases,
+    ch4_jass_cases,
+
+
+rule ch4_cases:
+    """Every case table's texts (`mlrep eval case`, one command per case)."""
+    input:
+        [path for c in CH4_CASES for path in ch4_cases.files(PATHS, c)],
+        published=[f"{PATHS.reference / c.table}.csv" for c in CH4_CASES],
+    output:
+        ch4_cases.targets(PATHS, CH4),
+    log:
+        log_path(CH4_CHAPTER, "cases"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+    params:
+        code=code_version("eval case"),
+        commands=" && ".join(
+            ch4_cases.command(PATHS, CH4, c, CFG["scale"]) for c in CH4_CASES
+        ),
+    shell:
+        "({params.commands}) > {log} 2>&1"
+
+
+rule ch4_jass_cases:
+    """Tables 4.10/4.11's text cells: every case's run (`ch4_cases.targets`)."""
+    input:
+        ch4_cases.targets(PATHS, CH4),
