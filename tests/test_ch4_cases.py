@@ -124,10 +124,13 @@ def test_table_4_10_renders_each_systems_text_beside_the_published_one(tmp_path)
     systems = ("vanilla", "jaen-mass", "jaen-jass")
     files = write_files(tmp_path, systems)
     assert case(tmp_path, 3, files) == 0
+    # another seed's output: a text cell shows one seed's text, the lowest
+    seed2 = tmp_path / "results" / "ch4_jass" / RUN / "seed2" / "metrics.json"
+    write(seed2, "ch4_jass", RUN, 2, "tiny", {}, texts={"case_jaen-mass": "seed 2 text"})
     results = collect(tmp_path / "results", "tiny")
     filled = fill.fill(DEFINITIONS[JE], PUBLISHED[JE], results, (50, 1))
     mass = filled.cell("jaen-mass", "Text")
-    assert (mass.text, mass.status) == ("jaen-mass line 3", "measured")
+    assert (mass.text, mass.text_seed, mass.status) == ("jaen-mass line 3", 1, "measured")
     assert filled.cell("reference", "Text").text == "reference line 3"
     assert filled.cell("source", "Text").text == "source line 3"
     assert filled.cell("vanilla", "Text").text == "vanilla line 3"
