@@ -5,6 +5,8 @@ in Markdown, HTML and LaTeX, text cells never bold, averaged or marked."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import shlex
 from pathlib import Path
@@ -14,7 +16,7 @@ import pytest
 from mlrep import cli
 from mlrep import config as cfg
 from mlrep.chapters.ch4_jass import cases, runs, training
-from mlrep.evaluate.cases import CaseError, find_line, normalized
+from mlrep.evaluate.cases import CaseError, find_line, normalized, published_text
 from mlrep.paths import Paths
 from mlrep.report import fill, render, tables
 from mlrep.report.metrics import MetricNameError, MetricsFileError, collect, declared, write
@@ -99,6 +101,10 @@ def test_the_published_reference_is_found_after_nfkc_and_without_spaces(tmp_path
     assert find_line(lines, published, "test.ja") == 2
     with pytest.raises(CaseError, match=r"test\.ja: no line matches the published reference '翌"):
         find_line(lines[:1], published, "test.ja")
+    table = REPO / "reports" / "reference" / f"{JE}.csv"
+    assert published_text(table, "Reference-En", "Text").startswith("Various properties")
+    with pytest.raises(CaseError, match=r"thesis-table-4\.10\.csv: 0 rows labelled 'Reference-Zh'"):
+        published_text(table, "Reference-Zh", "Text")
 
 
 def write_files(folder: Path, systems: tuple[str, ...], lines: int = 5) -> dict[str, Path]:
@@ -148,7 +154,13 @@ def test_table_4_10_renders_each_systems_text_beside_the_published_one(tmp_path)
     assert "Text cells: the measured text at seed 1." in markdown
     page = render.html_table(filled)
     assert '<span class="meas text">jaen-mass line 3</span>' in page
-    assert "jaen-mass line 3,1" in render.csv_text(filled).replace(",measured,", ",")
+    rows = list(csv.DictReader(io.StringIO(render.csv_text(filled))))
+    (long,) = [r for r in rows if r["row"] == "jaen-mass"]
+    assert (long["measured"], long["status"], long["seeds"]) == (
+        "jaen-mass line 3",
+        "measured",
+        "1",
+    )
 
 
 def test_table_4_11_keeps_its_gloss_published_and_sets_cjk_in_latex(tmp_path):
@@ -177,8 +189,8 @@ def test_line_zero_shows_the_line_of_the_published_reference(tmp_path, capsys):
     published = PUBLISHED[JE].rows[1][2]
     lines[3] = " ".join(published.replace("1", "１"))
     files["reference"].write_text("".join(x + "\n" for x in lines))
-    csv = REPO / "reports" / "reference" / f"{JE}.csv"
-    assert case(tmp_path, 0, files, "--published", str(csv), "--row", "Reference-En") == 0
+    table = REPO / "reports" / "reference" / f"{JE}.csv"
+    assert case(tmp_path, 0, files, "--published", str(table), "--row", "Reference-En") == 0
     out = tmp_path / "results" / "ch4_jass" / RUN / "seed1" / "metrics.json"
     written = json.loads(out.read_text())
     assert written["line"] == 4
@@ -186,7 +198,7 @@ def test_line_zero_shows_the_line_of_the_published_reference(tmp_path, capsys):
     assert written["texts"]["case_source"] == "source line 4"
     # no such line: the error names the reference file and the published sentence
     files["reference"].write_text("".join(x + "\n" for x in lines[:3]))
-    assert case(tmp_path, 0, files, "--published", str(csv), "--row", "Reference-En") != 0
+    assert case(tmp_path, 0, files, "--published", str(table), "--row", "Reference-En") != 0
     error = capsys.readouterr().err
     assert f"{files['reference']}: no line matches the published reference 'Various" in error
     assert case(tmp_path, 9, files) != 0
