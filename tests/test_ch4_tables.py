@@ -12,10 +12,10 @@ import pytest
 import sacrebleu
 
 from mlrep import cli
-from mlrep.chapters.ch4_jass import runs
+from mlrep.chapters.ch4_jass import adequacy, runs, training
 from mlrep.nmt import token_accuracy
 from mlrep.report import fill, render, tables
-from mlrep.report.metrics import collect, declared
+from mlrep.report.metrics import collect, declared, write
 from mlrep.report.reference import load_all
 from tests.conftest import REPO
 from tests.report_helpers import REFERENCES
@@ -24,9 +24,11 @@ PUBLISHED = load_all(REPO / "reports" / "reference")
 DEFINITIONS = tables.load(PUBLISHED)
 BOUND = {
     f"thesis-table-{t}"
-    for t in ("4.3", "4.4", "4.5", "4.6", "4.8", "4.9", "4.14", "B.2", "B.3", "B.4")
+    for t in ("4.3", "4.4", "4.5", "4.6", "4.7", "4.8", "4.9", "4.14", "B.2", "B.3", "B.4")
 }
-HUMAN = ("adequacy", "fluency")
+REFERENCE_ROW = "*"  # Table 4.7's source-vs-reference row
+# the run group of a metric measured apart from the fine-tune's BLEU
+GROUPS = {"adequacy": "human", "fluency": "human", "laser": adequacy.GROUP}
 
 
 def cell_keys(cell: runs.Cell) -> list[tables.CellKey]:
@@ -47,16 +49,24 @@ def test_every_bound_cell_reads_the_run_that_fills_it():
             if cell.table not in BOUND:
                 continue
             metric = f"{cell.metric}_{run.direction}"
-            expected = f"human/{run_id}" if cell.metric in HUMAN else run_id
+            group = GROUPS.get(cell.metric)
+            expected = f"{group}/{run_id}" if group else run_id
             assert cell_keys(cell) == [tables.CellKey(expected, (metric,))], (run_id, cell)
             assert ch4.declares(metric)
             seen[cell.table] = seen.get(cell.table, 0) + 1
-    # every printed number is a run's cell ("-": none; only Table 4.14's PMASS, HFSS and
-    # ENSS rows have them, in the Ja-Zh columns)
+    # every measured cell: the rows' runs by the columns, but for a "-" (a model a pair does
+    # not pre-train: Table 4.14's ja-zh columns of its English rows) and Table 4.7's
+    # Reference row (no fine-tune)
     for table in BOUND:
-        labels = DEFINITIONS[table].labels
-        printed = [c for row in PUBLISHED[table].rows for c in row[labels:] if c.strip() != "-"]
-        assert seen[table] == len(printed), table
+        published, labels = PUBLISHED[table], DEFINITIONS[table].labels
+        cells = [
+            value
+            for row in published.rows
+            if row[0] != REFERENCE_ROW
+            for value in row[labels:]
+            if value.strip() != "-"
+        ]
+        assert seen[table] == len(cells), table
 
 
 def write_hypotheses(folder: Path, name: str, drop_every: int) -> Path:
@@ -121,3 +131,69 @@ def test_token_accuracy_metrics_are_named_per_language_and_task_and_declared():
     ch4 = declared("ch4_jass")
     assert ch4.undeclared(metrics) == []
     assert not ch4.declares("token_accuracy_ja_brss") and not ch4.declares("token_accuracy_bmass")
+
+
+def test_every_accuracy_cell_reads_its_pretraining_and_a_dash_is_published_only():
+    """Tables 4.12/4.13: a row is its ja-en pre-training (run ``pretrain/<id>``), a column a
+    task of the table's language (Overall: all of them); `runs.pretraining_cells` names the
+    measured cells, and exactly the others print "-"."""
+    ch4 = declared("ch4_jass")
+    for table in runs.ACCURACY:
+        definition, published = DEFINITIONS[table.table], PUBLISHED[table.table]
+        header, rows = published.header, published.rows
+        keys = definition.row_keys(header, rows)
+        assert keys == [runs.start_of(name, "jaen") for _, name in table.rows], table.table
+        for row, key in zip(rows, keys, strict=True):
+            cells = runs.pretraining_cells(key)
+            measured = {c.column for c in cells if c.table == table.table}
+            assert measured, key
+            for column, task in table.tasks.items():
+                printed = row[header.index(column)].strip()
+                if column in measured:
+                    metric = f"token_accuracy_{table.lang}_{task or 'overall'}"
+                    run = training.pretrain_run(key)
+                    expected = [tables.CellKey(run, (metric,))]
+                    assert definition.cell_key(header, row, key, column) == expected
+                    assert ch4.declares(metric) and printed != "-", (key, column)
+                else:
+                    assert definition.published_only_in(key, column), (key, column)
+                    assert printed == "-", (key, column)
+
+
+def test_the_accuracy_tables_fill_from_a_pretrainings_metrics(tmp_path):
+    """JASS's metrics file fills its Table 4.12 row; a row the scale did not pre-train reads
+    "not run", a "-" reads published only; the ENSS row of Table 4.13 reads its own file."""
+    values = {
+        "pretrain/jaen-jass": {
+            "token_accuracy_ja_bmass": 40.0,
+            "token_accuracy_ja_brss.f": 90.0,
+            "token_accuracy_ja_overall": 75.0,
+            "token_accuracy_en_mass": 30.0,
+            "token_accuracy_en_overall": 30.0,
+            "moved_words_ja_brss.f": 71.5,
+        },
+        "pretrain/jaen-enss": {
+            "token_accuracy_en_mass": 35.0,
+            "token_accuracy_en_hfss": 95.0,
+            "token_accuracy_en_overall": 60.0,
+        },
+    }
+    for run, metrics in values.items():
+        out = tmp_path / "ch4_jass" / run / "seed1" / "metrics.json"
+        write(out, "ch4_jass", run, 1, "tiny", metrics)
+    results = collect(tmp_path, "tiny")
+    ja = fill.fill(DEFINITIONS["thesis-table-4.12"], PUBLISHED["thesis-table-4.12"], results)
+    cells = {column: ja.cell("jaen-jass", column) for column in ("Overall", "BMASS", "BRSS")}
+    assert {c: cell.measured for c, cell in cells.items()} == {
+        "Overall": 75.0,
+        "BMASS": 40.0,
+        "BRSS": 90.0,
+    }
+    assert ja.cell("jaen-jass", "MASS").status == fill.PUBLISHED_ONLY
+    assert ja.cell("jaen-mass", "Overall").status == fill.NOT_RUN
+    en = fill.fill(DEFINITIONS["thesis-table-4.13"], PUBLISHED["thesis-table-4.13"], results)
+    assert (en.cell("jaen-enss", "Overall").measured, en.cell("jaen-enss", "HFSS").measured) == (
+        60.0,
+        95.0,
+    )
+    assert en.cell("jaen-enss", "PMASS").status == fill.PUBLISHED_ONLY

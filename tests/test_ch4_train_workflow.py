@@ -16,7 +16,7 @@ import sacrebleu
 
 from mlrep import config as cfg
 from mlrep.chapters.ch4_jass import data as ch4_data
-from mlrep.chapters.ch4_jass import runs, training
+from mlrep.chapters.ch4_jass import runs, settings, training
 from mlrep.nmt.pair import DICT, RAW
 from mlrep.nmt.pair import SUMMARY as DATA_SUMMARY
 from mlrep.paths import Paths
@@ -25,9 +25,9 @@ from tests.conftest import REPO, copy_workflow, planned_jobs, snakemake
 TARGET = "ch4_jass_evaluate"
 PRETRAINED, SAMPLE, TEST = "jaen-mass", 60, 20  # tiny_runs.CHAPTER_TRIMS["ch4_jass"]
 FINETUNED = [f"aspec_je.ja-en.10k.{start}" for start in ("vanilla", PRETRAINED)]
-# the trim's fine-tuning jobs: one per start (#0 per pair model), each one process
-JOBS = ["jaen_mass", "jaen_jass", "jaen_enss", "jaen_vanilla", "jazh_mass", "jazh_jass"]
-JOBS += ["jazh_vanilla"]
+# the trim's fine-tuning jobs: one per start (#0 and #0* per pair model), each one process
+JOBS = ["jaen_mass", "jaen_jass", "jaen_enss", "jaen_vanilla", "jaen_optimized"]
+JOBS += ["jazh_mass", "jazh_jass", "jazh_vanilla", "jazh_optimized"]
 
 
 def lines(path) -> list[str]:
@@ -57,16 +57,16 @@ def test_tiny_finetunes_start_from_the_pretrained_model(tiny_project, ch4_run):
     assert ran["ch4_subwords"] == 2 * 3 * 2  # two pools, every split, both languages
     jobs = {rule: n for rule, n in ran.items() if rule.startswith("ch4_finetune")}
     assert jobs == {f"ch4_finetune_{job}": 1 for job in JOBS}
-    assert len(runs.planned_finetunes(trim)) == 14
+    assert len(runs.planned_finetunes(trim)) == 18
     data = project / training.pretrain_data(PATHS, PRETRAINED)
     pair = read_json(data / DATA_SUMMARY)
     assert pair["languages"] == ["ja", "en"]
     assert [Path(s).parent.parent.name for s, _ in pair["sources"]["train"]] == ["ja", "en"]
     # the pool's subwords count into the dictionary, in the pair's BPE
-    pool_train = project / ch4_data.subwords(PATHS, "ja-en", "train", "ja")
+    pool_train = project / ch4_data.subwords(PATHS, "aspec_je", "train", "ja")
     assert str(pool_train.relative_to(project)) in pair["finetune_text"]
     assert "@@" in pool_train.read_text(encoding="utf-8")
-    assert len(lines(project / ch4_data.subwords(PATHS, "ja-en", "test", "ja"))) == TEST
+    assert len(lines(project / ch4_data.subwords(PATHS, "aspec_je", "test", "ja"))) == TEST
     best = training.best(PATHS, training.PRETRAIN, PRETRAINED, 1)
     assert (project / best).exists()
     for run in FINETUNED:
@@ -140,9 +140,10 @@ def test_full_scale_plans_every_run_on_the_thesis_gpus(tmp_path):
     }
     names = {re.sub(r"\W", "_", run): run for run in runs.planned_finetunes(full)}
     assert set(finetuned) == set(names) and all(len(jobs) == 1 for jobs in finetuned.values())
-    # every fine-tune but #0*, which no scale plans yet (pair-train cannot shape it)
-    optimized = {r for r in runs.finetunes() if runs.finetune(r).start == "optimized"}
-    assert set(names.values()) == set(runs.finetunes()) - optimized and len(optimized) == 28
+    # every fine-tune, #0* (Table B.1's 28) on its own sample's BPE, dictionary and shape
+    assert set(names.values()) == set(runs.finetunes())
+    optimized = {r for r in names.values() if runs.finetune(r).start == training.OPTIMIZED}
+    assert len(optimized) == 28
     for name, (job,) in finetuned.items():
         run = names[name]
         assert (job.values("resources")["gpu"], job["threads"]) == ("1", "8")
@@ -152,16 +153,37 @@ def test_full_scale_plans_every_run_on_the_thesis_gpus(tmp_path):
         init = f"--init results/ch4_jass/pretrain/{start}/seed1/model/checkpoint_best.pt"
         assert ("--init " in job.text) == bool(start) and (not start or init in job.text), run
         assert f"--train-lines {runs.sample_size(full, run)} " in job.text, run
+        if run in optimized:
+            corpus, size = runs.finetune(run).corpus, runs.finetune(run).size
+            table = settings.optimized(full, size)
+            shape = ("layers", "heads", "embed_dim", "ffn_dim", "label_smoothing", "max_tokens")
+            for key in shape:
+                flag = f"--{key.replace('_', '-')} {getattr(table, key)} "
+                assert job.text.count(flag) == 1, (run, flag)
+            assert "--dict " not in job.text, run
+            sample = ch4_data.optimized_subwords(PATHS, ch4_data.sample(corpus, size), "train", "")
+            assert f"--train-source {sample}" in job.text, run
+            continue
         source = start or f"{runs.CORPORA[runs.finetune(run).corpus].pair}-mass"
         assert f"--dict results/ch4_jass/data/bin/pretrain/{source}/dict.txt " in job.text, run
+    # #0*'s own BPE per sample: Table B.1's merges, learned on the sample's lines
+    bpes = {job.values("wildcards")["sample"]: job for job in planned["ch4_optimized_bpe"]}
+    assert len(planned["ch4_optimized_bpe"]) == len(bpes) == 4 + 4 + 4 + 2
+    assert "--merges 5000 " in bpes["aspec_je.3k"].text
+    assert "--max-lines 3000 " in bpes["aspec_je.3k"].text
+    assert "--merges 15000 " in bpes["news_ek.94k"].text
+    assert "--max-lines 0 " in bpes["news_ek.94k"].text
+    assert len(planned["ch4_optimized_subwords"]) == len(bpes) * 3 * 2
     for job in pretrained.values():  # the thesis pre-trains on 4 GPUs, fine-tunes on 1
         assert (job.values("resources")["gpu"], job["threads"]) == ("4", "8")
         assert "--stage pretrain " in job.text and "--gpus 4 " in job.text
     (big,) = finetuned["aspec_jc_ja_zh_672k_jazh_mass"]
     assert "--train-lines 0 " in big.text
-    # Wikipedia Ja-Zh samples the ja-zh pool as ASPEC Ja-Zh does
+    # Wikipedia Ja-Zh samples its own pool, not ASPEC Ja-Zh's
     (wiki,) = finetuned["wiki_jc_zh_ja_3k_jazh_jass"]
-    assert "/subwords/ja-zh/train.zh " in wiki.text
+    assert "/subwords/wiki_jc/train.zh " in wiki.text
+    (aspec,) = finetuned["aspec_jc_zh_ja_3k_jazh_jass"]
+    assert "/subwords/aspec_jc/train.zh " in aspec.text
     sides = ch4_data.sides(runs.planned_pretrainings(full))
     assert len(planned["ch4_pretrain_pairs"]) == 2 * sum(map(len, sides.values()))
-    assert len(planned["ch4_subwords"]) == 3 * 3 * 2  # three pools, every split, both languages
+    assert len(planned["ch4_subwords"]) == 4 * 3 * 2  # four pools, every split, both languages

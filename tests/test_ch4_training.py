@@ -7,8 +7,6 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-import pytest
-
 from mlrep import config as cfg
 from mlrep.chapters.ch4_jass import data, runs, training
 from mlrep.paths import Paths
@@ -36,19 +34,23 @@ def test_sides_are_the_planned_pretrainings_task_sets():
 
 
 def test_a_pretraining_reads_its_sides_and_the_pools_subwords():
-    found = training.pretrain_inputs(PATHS, "jaen-mass-bmass")
+    found = training.pretrain_inputs(PATHS, "jaen-mass-bmass", TINY)
     assert found["train_source"] == [
         f"{DATA}/pretrain/jaen/ja/mass+bmass/train.src",
         f"{DATA}/pretrain/jaen/en/mass/train.src",
     ]
     assert found["valid_target"][1] == f"{DATA}/pretrain/jaen/en/mass/valid.tgt"
     assert found["finetune_text"] == [
-        f"{DATA}/subwords/ja-en/{split}.{lang}"
+        f"{DATA}/subwords/aspec_je/{split}.{lang}"
         for split in ("train", "valid")
         for lang in ["ja", "en"]
     ]
-    assert data.subword_inputs(PATHS, "ja-zh", "test", "zh") == {
-        "text": f"{DATA}/pools/ja-zh/test.zh",
+    # ja-zh's dictionary counts the subwords of each of its pools the scale builds
+    full = cfg.load({**cfg.load_yaml(REPO / "params.yaml"), "scale": "full"})["ch4_jass"]
+    jazh = training.pretrain_inputs(PATHS, "jazh-jass", full)["finetune_text"]
+    assert [Path(p).parent.name for p in jazh] == 4 * ["aspec_jc"] + 4 * ["wiki_jc"]
+    assert data.subword_inputs(PATHS, "wiki_jc", "test", "zh") == {
+        "text": f"{DATA}/pools/wiki_jc/test.zh",
         "model": f"{DATA}/bpe/jazh",
     }
 
@@ -57,14 +59,14 @@ def test_a_finetune_reads_its_direction_and_its_starts_dictionary():
     found = training.finetune_inputs(PATHS, "wiki_jc.zh-ja.3k.jazh-jass")
     assert found == {
         "pair_data": f"{DATA}/bin/pretrain/jazh-jass",
-        "train_source": f"{DATA}/subwords/ja-zh/train.zh",
-        "train_target": f"{DATA}/subwords/ja-zh/train.ja",
-        "valid_source": f"{DATA}/subwords/ja-zh/valid.zh",
-        "valid_target": f"{DATA}/subwords/ja-zh/valid.ja",
+        "train_source": f"{DATA}/subwords/wiki_jc/train.zh",
+        "train_target": f"{DATA}/subwords/wiki_jc/train.ja",
+        "valid_source": f"{DATA}/subwords/wiki_jc/valid.zh",
+        "valid_target": f"{DATA}/subwords/wiki_jc/valid.ja",
     }
     assert training.decode_files(PATHS, "news_ek.ko-en.94k.enko-enss") == {
-        "source": f"{DATA}/subwords/en-ko/test.ko",
-        "target": f"{DATA}/subwords/en-ko/test.en",
+        "source": f"{DATA}/subwords/news_ek/test.ko",
+        "target": f"{DATA}/subwords/news_ek/test.en",
     }
     best = "r/ch4_jass/pretrain/jazh-jass/seed2/model/checkpoint_best.pt"
     assert training.init_flag(PATHS, "wiki_jc.zh-ja.3k.jazh-jass", 2) == f"--init {best}"
@@ -85,7 +87,7 @@ def test_vanilla_takes_its_pairs_mass_dictionary_and_no_init():
     assert "r/ch4_jass/pretrain/jaen-mass/seed1/model/train.json" not in models
     assert "r/ch4_jass/pretrain/jaen-jass/seed1/model/train.json" in models
     assert "r/ch4_jass/aspec_je.ja-en.3k.vanilla/seed1/model/train.json" in models
-    assert f"{DATA}/subwords/ja-en/test.en" in models
+    assert f"{DATA}/subwords/aspec_je/test.en" in models
 
 
 def test_every_planned_run_and_seed_is_a_target():
@@ -95,9 +97,79 @@ def test_every_planned_run_and_seed_is_a_target():
     assert "r/ch4_jass/aspec_je.ja-en.10k.jaen-enss/seed2/model/train.json" in models
 
 
-def test_a_plan_with_the_optimized_baseline_is_refused():
-    with pytest.raises(training.Ch4TrainingError, match="baselines lists optimized"):
-        training.trained_finetunes(plan(baselines=["vanilla", "optimized"]))
+FULL = cfg.load({**cfg.load_yaml(REPO / "params.yaml"), "scale": "full"})["ch4_jass"]
+
+
+def test_optimized_learns_its_sizes_merges_on_its_sample_alone():
+    """#0*'s BPE per sample: Table B.1's merges of its size, on its first training lines."""
+    with_optimized = plan(baselines=["vanilla", "optimized"])
+    samples = training.optimized_samples(with_optimized)
+    assert samples == [f"{c}.{n}" for c in ("aspec_je", "aspec_jc") for n in ("3k", "10k")] + [
+        "news_ek.20k",
+        "news_ek.94k",
+    ]
+    assert training.optimized_samples(plan(baselines=["optimized"], directions=["zh-ja"])) == [
+        "aspec_jc.3k",
+        "aspec_jc.10k",
+    ]
+    assert training.optimized_samples(TINY) == []  # tiny plans #0 alone
+    for sample, merges, lines in (("aspec_je.3k", 5000, 3000), ("news_ek.94k", 15000, 0)):
+        assert training.optimized_bpe_options(FULL, sample) == {
+            "merges": merges,
+            "max_lines": lines,
+        }
+    assert training.optimized_bpe_options(with_optimized, "aspec_jc.10k") == {
+        "merges": TINY["optimized"]["10k"]["merges"],
+        "max_lines": TINY["sizes"]["aspec_jc"]["10k"],
+    }
+    # a sample comes from its own corpus's pool (Wikipedia Ja-Zh's, not ASPEC-JC's)
+    assert training.optimized_bpe_inputs(PATHS, "wiki_jc.3k") == [
+        f"{DATA}/pools/wiki_jc/train.ja",
+        f"{DATA}/pools/wiki_jc/train.zh",
+    ]
+    assert training.optimized_text_inputs(PATHS, "aspec_je.10k", "test", "en") == {
+        "text": f"{DATA}/pools/aspec_je/test.en",
+        "model": f"{DATA}/optimized/aspec_je.10k/bpe",
+    }
+
+
+def test_optimized_finetunes_its_own_text_with_its_own_dictionary_and_shape():
+    from mlrep.nmt.cli import _pair_steps
+
+    run = "aspec_je.en-ja.10k.optimized"
+    own = f"{DATA}/optimized/aspec_je.10k/subwords"
+    assert training.finetune_inputs(PATHS, run) == {
+        "train_source": f"{own}/train.en",
+        "train_target": f"{own}/train.ja",
+        "valid_source": f"{own}/valid.en",
+        "valid_target": f"{own}/valid.ja",
+    }
+    assert training.decode_files(PATHS, run)["source"] == f"{own}/test.en"
+    assert training.dictionary_source(run) == "" and training.init_inputs(PATHS, run, 1) == {}
+    # no pre-training data is built for it (#0's MASS data is, for #0's dictionary)
+    with_optimized = plan(pretrained={}, baselines=["optimized"], directions=["en-ja"])
+    assert training.pretrain_data_ids(with_optimized) == []
+    steps = training.finetune_steps(PATHS, FULL, [run], "mosestokenizer")
+    parsed = [_pair_steps().parse_args(step) for step in steps]
+    assert parsed[0].dict is None  # pair-finetune: the sample's own dictionary
+    table = FULL["optimized"]["10k"]
+    trained = parsed[1]
+    assert (trained.layers, trained.heads, trained.embed_dim, trained.ffn_dim) == (
+        table["layers"],
+        table["heads"],
+        table["embed_dim"],
+        table["ffn_dim"],
+    )
+    assert (trained.label_smoothing, trained.max_tokens) == (
+        table["label_smoothing"],
+        table["max_tokens"],
+    )
+    assert trained.dropout == 0.3 and trained.arch == FULL["finetune"]["arch"]
+    assert trained.max_update == FULL["finetune"]["max_update"] and trained.init is None
+    assert str(parsed[2].source) == f"{own}/test.en"  # decoded in its own BPE
+    # the other fine-tunes keep the finetune block: no shape
+    vanilla = training.finetune_steps(PATHS, FULL, ["aspec_je.en-ja.10k.vanilla"], "sacremoses")
+    assert _pair_steps().parse_args(vanilla[1]).layers is None
 
 
 def test_every_planned_fine_tune_is_scored_in_its_run_folder_on_the_pools_test_words():
@@ -111,8 +183,8 @@ def test_every_planned_fine_tune_is_scored_in_its_run_folder_on_the_pools_test_w
     assert training.hypotheses(PATHS, run, 1) == f"{folder}/test.hyp"
     # words, not subwords: the reference in the target language, the source as the floor
     assert training.score_inputs(PATHS, run) == {
-        "reference": f"{DATA}/pools/ja-zh/test.ja",
-        "source": f"{DATA}/pools/ja-zh/test.zh",
+        "reference": f"{DATA}/pools/aspec_jc/test.ja",
+        "source": f"{DATA}/pools/aspec_jc/test.zh",
     }
 
 
@@ -126,12 +198,10 @@ def test_a_job_per_start_at_tiny_a_job_per_fine_tune_at_full():
         "enko_vanilla",
     }
     assert jobs["jaen_jass"] == runs.finetunes_of(TINY, "jaen-jass")
-    assert sorted(r for job in jobs.values() for r in job) == sorted(
-        training.trained_finetunes(TINY)
-    )
+    assert sorted(r for job in jobs.values() for r in job) == sorted(runs.planned_finetunes(TINY))
     single = training.finetune_jobs(plan(finetunes_per_job=1))
     assert single["aspec_je_ja_en_3k_jaen_mass"] == ["aspec_je.ja-en.3k.jaen-mass"]
-    assert len(single) == len(training.trained_finetunes(TINY))
+    assert len(single) == len(runs.planned_finetunes(TINY))
     chunks = training.finetune_jobs(plan(finetunes_per_job=3))
     assert [len(chunks[f"jaen_mass_{n}"]) for n in (1, 2)] == [3, 1]
     assert chunks["jaen_mass_1"] + chunks["jaen_mass_2"] == jobs["jaen_mass"]

@@ -123,3 +123,20 @@ def test_the_verb_writes_aligned_text_ids_and_counts(tmp_path, capsys):
     }
     assert metadata["excluded_ids"] == 1
     assert (out / "provenance.json").is_file()
+
+
+def test_a_monolingual_dataset_passes_through_with_line_ids(tmp_path, capsys):
+    """CC-100 (Chapter 4 at full), normalised as ``train.mono.<lang>``: no segment of it is
+    held out anywhere, so every line is kept, with ``<lang>:<n>`` ids no pool id can match."""
+    folder = tmp_path / "statmt_cc100"
+    folder.mkdir()
+    (folder / "train.mono.ja").write_text("猫が鳴く\n犬が走る\n", encoding="utf-8")
+    (folder / "metadata.json").write_text('{"source_key": "statmt_cc100"}\n')
+    assert ids(folder, "ja", exclude=["train-1.ja-en:0"]) == ["ja:0", "ja:1"]
+    out = tmp_path / "mono"
+    argv = ["data", "monolingual", "--corpus", str(folder), "--languages", "ja"]
+    argv += ["--out", str(out), "--held-out-splits", "valid", "test"]
+    argv += ["--drop-held-out-text", "true", "--scale", "full"]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert (out / "ja.txt").read_text(encoding="utf-8") == "猫が鳴く\n犬が走る\n"
+    assert (out / "ja.id").read_text() == "ja:0\nja:1\n"

@@ -156,3 +156,35 @@ def test_pretraining_text_holds_no_pool_or_held_out_segment(corpus, tmp_path):
 
     assert not leaked(excluded)
     assert leaked([])  # the check can fail: the pools' segments are training text otherwise
+
+
+def test_a_corpus_without_segment_ids_is_numbered_from_its_own_files(tmp_path):
+    """A registry download's words (ASPEC-JC: ``<split>.ja-zh.<lang>``, no ``.segids``): the
+    pair's own lines, numbered per split, the bunsetsu spans carried along line by line."""
+    words, spans = tmp_path / "tok", tmp_path / "bunsetsu"
+    for folder in (words, spans):
+        folder.mkdir()
+    for split, count in SPLIT_LINES.items():
+        for lang in ("ja", "zh"):
+            text = "".join(f"{lang} {split}{k}\n" for k in range(count))
+            (words / f"{split}.ja-zh.{lang}").write_text(text)
+        marks = "".join(f"0:1 #{split}{k}\n" for k in range(count))
+        (spans / f"{split}.ja-zh.ja").write_text(marks)
+    out = tmp_path / "pool"
+    counts = pools.build(words, None, "ja-zh", out, settings(8), {("ja", "bunsetsu"): spans})
+    assert counts["train_lines"] == 8 and counts["valid_lines"] == 4
+    for split in ("train", "valid"):
+        rows = zip(
+            read(out, f"{split}.ids"),
+            read(out, f"{split}.ja"),
+            read(out, f"{split}.zh"),
+            read(out, f"{split}.ja.bunsetsu"),
+            strict=True,
+        )
+        for segment, ja, zh, marks in rows:
+            number = segment.removeprefix(f"{split}.ja-zh:")
+            assert ja == f"ja {split}{number}" and zh == f"zh {split}{number}"
+            assert marks == f"0:1 #{split}{number}"
+    (words / "train.ja-zh.ja").unlink()
+    with pytest.raises(pools.PoolError, match=r"train\.ja-zh\.ja or train\.zh-ja\.ja"):
+        pools.build(words, None, "ja-zh", tmp_path / "other", settings())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 import pytest
 import torch
@@ -10,8 +11,11 @@ from fairseq.data import Dictionary
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
 from mlrep.chapters.ch8_layernorm.systems import System, SystemNameError
+from mlrep.device import BatchPlan
 from mlrep.nmt.model import ARCHITECTURES, MODEL, VariantTransformer
+from mlrep.nmt.train import depth, fairseq_args
 from mlrep.nmt.variant import Variant, middle_layer
+from tests.nmt_helpers import settings
 
 
 class _Task:
@@ -19,10 +23,14 @@ class _Task:
         self.source_dictionary = self.target_dictionary = dictionary
 
 
-def build(system: str, layers: int = 3) -> VariantTransformer:
-    dictionary = Dictionary()
+def dictionary() -> Dictionary:
+    words = Dictionary()
     for word in ["a", "b", "c", "d", "e", "f", "g", "h"]:
-        dictionary.add_symbol(word)
+        words.add_symbol(word)
+    return words
+
+
+def build(system: str, layers: int = 3) -> VariantTransformer:
     # as fairseq's own parser: options left out are absent, so architectures fill them in
     parser = argparse.ArgumentParser(argument_default=argparse.SUPPRESS)
     VariantTransformer.add_args(parser)
@@ -32,7 +40,7 @@ def build(system: str, layers: int = 3) -> VariantTransformer:
     args = parser.parse_args([*flags, f"--encoder-layers={layers}", f"--decoder-layers={layers}"])
     ARCH_CONFIG_REGISTRY[f"{MODEL}_tiny"](args)
     torch.manual_seed(0)
-    return VariantTransformer.build_model(args, _Task(dictionary)).eval()
+    return VariantTransformer.build_model(args, _Task(dictionary())).eval()
 
 
 def layer_norms(model: torch.nn.Module) -> list[torch.nn.LayerNorm]:
@@ -133,3 +141,42 @@ def test_system_names_parse(name, expected):
 def test_bad_system_names_are_rejected(name):
     with pytest.raises(SystemNameError):
         System.parse(name)
+
+
+def transformer_parameters(vocabulary: int, d: int, ffn: int, layers: int) -> int:
+    """A post-norm Transformer's parameters with all embeddings shared (sinusoidal
+    positions): per encoder layer self-attention (4 projections with biases), the FFN and 2
+    LayerNorms; per decoder layer one attention more and a third LayerNorm."""
+    attention, norm = 4 * (d * d + d), 2 * d
+    feed_forward = d * ffn + ffn + ffn * d + d
+    encoder = attention + feed_forward + 2 * norm
+    decoder = 2 * attention + feed_forward + 3 * norm
+    return vocabulary * d + layers * (encoder + decoder)
+
+
+def test_a_runs_shape_reaches_fairseq_and_sizes_the_model(tmp_path):
+    """Chapter 4's #0* (Table B.1): layers, heads, embedding and FFN widths set on top of an
+    architecture reach fairseq's command line and build a model of exactly that size."""
+    shaped = dataclasses.replace(settings(), layers=1, heads=4, embed_dim=24, ffn_dim=40)
+    argv = fairseq_args(tmp_path, tmp_path, Variant(), shaped, BatchPlan(1, 512, 1, 1, 512))
+    for flag in ("--encoder-layers=1", "--decoder-layers=1", "--encoder-attention-heads=4"):
+        assert flag in argv
+    assert "--decoder-embed-dim=24" in argv and "--decoder-ffn-embed-dim=40" in argv
+    assert not any(
+        a.startswith("--encoder-")
+        for a in fairseq_args(
+            tmp_path, tmp_path, Variant(), settings(), BatchPlan(1, 512, 1, 1, 512)
+        )
+    )  # no shape set: the architecture's own
+    assert depth(shaped) == 1 and depth(settings()) == ARCHITECTURES[f"{MODEL}_tiny"][3]
+    # the model fairseq builds from those flags (as its parser: absent options are absent)
+    parser = argparse.ArgumentParser(argument_default=argparse.SUPPRESS)
+    VariantTransformer.add_args(parser)
+    model_flags = [a for a in argv if a.startswith(("--encoder-", "--decoder-"))]
+    args = parser.parse_args(model_flags)
+    ARCH_CONFIG_REGISTRY[shaped.arch](args)
+    model = VariantTransformer.build_model(args, _Task(dictionary()))
+    assert len(model.encoder.layers) == len(model.decoder.layers) == 1
+    assert model.encoder.layers[0].self_attn.num_heads == 4
+    count = sum(p.numel() for p in model.parameters())
+    assert count == transformer_parameters(len(dictionary()), 24, 40, 1)

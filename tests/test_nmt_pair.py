@@ -4,6 +4,7 @@ binarised with it, tagged with the target language only; bad inputs named."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ from mlrep import cli
 from mlrep.io import read_lines
 from mlrep.nmt import pair
 from mlrep.nmt.prepare import dictionary_sha256
+from mlrep.nmt.token_accuracy import TokenAccuracyError, moved_words
+from mlrep.text.lines import meta_path
 from mlrep.text.pretrain_tasks import MASK, TASK_TAGS
 from tests.nmt_helpers import PAIR, pair_inputs
 
@@ -25,11 +28,12 @@ def pair_pretrain(files: dict[str, list[Path]], out: Path, languages=PAIR) -> in
 
 
 def pair_finetune(
-    files: dict[str, list[Path]], dictionary: Path, direction: str, out: Path, *extra: str
+    files: dict[str, list[Path]], dictionary: Path | None, direction: str, out: Path, *extra: str
 ):
     """`mlrep nmt pair-finetune` of the bitext in `direction` (en-it or it-en)."""
     order = slice(None) if direction == "en-it" else slice(None, None, -1)
-    argv = ["nmt", "pair-finetune", "--dict", str(dictionary), "--direction", direction]
+    given = ["--dict", str(dictionary)] if dictionary else []  # none: the sample's own
+    argv = ["nmt", "pair-finetune", *given, "--direction", direction]
     for split in ("train", "valid"):
         source, target = files[f"bitext_{split}"][order]
         argv += [f"--{split}-source", str(source), f"--{split}-target", str(target)]
@@ -152,3 +156,57 @@ def test_finetuning_trains_on_the_first_train_lines_only(inputs, pretrain_data, 
     )
     error = capsys.readouterr().err
     assert f"{len(bitext)} training pairs, fewer than the {big} asked for" in error
+
+
+def test_without_a_dictionary_the_sample_is_its_own(inputs, tmp_path):
+    """#0* (no pre-training, its own BPE): the dictionary counts the training sample's two
+    sides only, plus the tags, and is the data-bin's."""
+    out = tmp_path / "own"
+    assert pair_finetune(inputs, None, "en-it", out, "--train-lines", "3") == 0
+    sample = [
+        token
+        for path in inputs["bitext_train"]
+        for line in read_lines(path, ValueError)[:3]
+        for token in line.split()
+    ]
+    later = {
+        token
+        for path in inputs["bitext_train"]
+        for line in read_lines(path, ValueError)[3:]
+        for token in line.split()
+    } - set(sample)
+    entries = dict(line.split() for line in read_lines(out / pair.DICT, ValueError))
+    assert later and not later & set(entries)  # a word only past the sample is not in it
+    assert set(sample) <= set(entries) and entries["en1"] == str(sample.count("en1"))
+    assert {"[It]", "[En]", MASK} <= set(entries)
+    binarised = read_lines(out / pair.BIN / "dict.src.txt", ValueError)
+    assert [line.split()[0] for line in binarised] == list(entries)
+
+
+def test_the_moved_word_share_is_read_from_the_training_pairs(inputs, pretrain_data, tmp_path):
+    """The reordering statistic: each train source's Deshuffling share (its metadata, a
+    fraction) in percent per language; valid pairs do not count; a file without metadata is
+    named with the fix."""
+    expected = {}
+    for source, lang in zip(inputs["train_source"], PAIR, strict=True):
+        extra = json.loads(meta_path(source).read_text(encoding="utf-8"))["extra"]
+        expected[f"moved_words_{lang}_deshuffle"] = round(
+            100 * extra["moved_word_ratio"]["deshuffle"], 2
+        )
+    assert moved_words(pretrain_data) == expected
+    assert all(50 < share <= 100 for share in expected.values())  # a shuffle moves most words
+    valid = json.loads(meta_path(inputs["valid_source"][0]).read_text(encoding="utf-8"))["extra"]
+    assert (
+        valid["moved_word_ratio"]["deshuffle"] * 100 != expected[f"moved_words_{PAIR[0]}_deshuffle"]
+    )
+    copied = tmp_path / "data"
+    copied.mkdir()
+    bare = tmp_path / "bare.src"
+    bare.write_text(inputs["train_source"][0].read_text(encoding="utf-8"), encoding="utf-8")
+    summary = {"sources": {"train": [[str(bare), str(inputs["train_target"][0])]]}}
+    (copied / pair.SUMMARY).write_text(json.dumps(summary), encoding="utf-8")
+    with pytest.raises(TokenAccuracyError, match="moved words are unknown") as error:
+        moved_words(copied)
+    assert str(meta_path(bare)) in str(error.value) and "pretrain-pairs" in str(error.value)
+    with pytest.raises(TokenAccuracyError, match="pair-pretrain"):
+        moved_words(tmp_path)

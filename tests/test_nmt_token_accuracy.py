@@ -18,6 +18,8 @@ from mlrep.device import Devices
 from mlrep.io import atomic_write_text
 from mlrep.nmt import decode as decode_module
 from mlrep.nmt.decode import DecodeError, load_model
+from mlrep.nmt.pair import BIN
+from mlrep.nmt.pair import SUMMARY as PAIR_SUMMARY
 from mlrep.nmt.prepare import fairseq_preprocess
 from mlrep.nmt.token_accuracy import (
     OVERALL,
@@ -26,10 +28,13 @@ from mlrep.nmt.token_accuracy import (
     accuracies,
     evaluate,
     read_pairs,
+    read_sides,
     tally,
 )
 from mlrep.nmt.train import BEST, encoder_layers, train
 from mlrep.nmt.variant import Variant
+from mlrep.report.metrics import read as read_metrics
+from mlrep.text.lines import meta_path
 from mlrep.text.pretrain_pairs import Sentence, make_pairs
 from mlrep.text.pretrain_tasks import MASK, TASK_TAGS, TaskSettings, language_tag
 from tests.device_helpers import FakeCuda
@@ -54,6 +59,11 @@ def _sentences(rng: random.Random, n: int) -> list[Sentence | None]:
 def _write(path: Path, lines: list[str]) -> Path:
     atomic_write_text(path, "".join(line + "\n" for line in lines))
     return path
+
+
+def _evaluate(pretrained: Pretrained, folder: Path, files: dict, batch: int = BATCH) -> dict:
+    """`evaluate` of one checkpoint folder on English pairs: that language's accuracies."""
+    return evaluate(folder / BEST, pretrained.data_bin, read_sides({"en": files}), batch)["en"]
 
 
 @dataclasses.dataclass
@@ -118,7 +128,7 @@ def _loop(checkpoint: Path, data_bin: Path, pairs: list[tuple[str, str]]) -> tup
 
 
 def test_batched_accuracy_is_the_one_sentence_loops(pretrained):
-    result = evaluate(pretrained.trained / BEST, pretrained.data_bin, pretrained.files, BATCH)
+    result = _evaluate(pretrained, pretrained.trained, pretrained.files)
     correct = counted = 0
     for task, paths in pretrained.files.items():
         c, n = _loop(pretrained.trained / BEST, pretrained.data_bin, read_pairs(*paths))
@@ -161,7 +171,7 @@ def test_the_overall_is_over_tokens_not_the_mean_of_the_tasks(pretrained):
     by_hand = accuracies({"mass": Tally(2, 10, 9), "deshuffle": Tally(2, 30, 15)})
     assert by_hand["accuracy"] == {"mass": 90.0, "deshuffle": 50.0, OVERALL: 60.0}  # mean: 70
     assert by_hand["tokens"][OVERALL] == 40 and by_hand["pairs"][OVERALL] == 4
-    result = evaluate(pretrained.trained / BEST, pretrained.data_bin, pretrained.files, BATCH)
+    result = _evaluate(pretrained, pretrained.trained, pretrained.files)
     tokens, accuracy = result["tokens"], result["accuracy"]
     assert tokens["mass"] < tokens["deshuffle"]  # MASS targets are half [M]
     weighted = sum(accuracy[t] * tokens[t] for t in TASKS) / sum(tokens[t] for t in TASKS)
@@ -172,7 +182,7 @@ def test_the_overall_is_over_tokens_not_the_mean_of_the_tasks(pretrained):
 def test_training_on_the_pairs_raises_the_accuracy(pretrained):
     """Measured: 0.7 untrained (1 update at lr 1e-7), 60.4 after 40 updates."""
     scores = {
-        name: evaluate(folder / BEST, pretrained.data_bin, pretrained.files, BATCH)["accuracy"]
+        name: _evaluate(pretrained, folder, pretrained.files)["accuracy"]
         for name, folder in (("untrained", pretrained.untrained), ("trained", pretrained.trained))
     }
     assert_improves(
@@ -185,30 +195,76 @@ def test_training_on_the_pairs_raises_the_accuracy(pretrained):
 
 
 def test_it_runs_on_the_jobs_gpu(pretrained, monkeypatch):
-    on_cpu = evaluate(pretrained.trained / BEST, pretrained.data_bin, pretrained.files, BATCH)
+    on_cpu = _evaluate(pretrained, pretrained.trained, pretrained.files)
     gpu = FakeCuda(monkeypatch)
     monkeypatch.setattr(decode_module, "visible", lambda: Devices(1))
-    on_gpu = evaluate(pretrained.trained / BEST, pretrained.data_bin, pretrained.files, BATCH)
+    on_gpu = _evaluate(pretrained, pretrained.trained, pretrained.files)
     assert gpu.modules == ["VariantTransformer"] and on_gpu == on_cpu
     batches = sum(-(-on_cpu["pairs"][task] // BATCH) for task in TASKS)
     assert gpu.tensors == 3 * batches  # source tokens, source lengths, decoder input
 
 
-def test_the_verb_writes_the_metrics(pretrained, tmp_path, capsys):
-    out = tmp_path / "accuracy.json"
-    argv = ["nmt", "token-accuracy", "--section", "ch4_jass", "--scale", "tiny"]
-    argv += ["--model", str(pretrained.trained), "--data-bin", str(pretrained.data_bin)]
-    argv += ["--batch-size", str(BATCH), "--out", str(out)]
-    for task, (source, target) in pretrained.files.items():
-        argv += ["--pairs", task, str(source), str(target)]
+def _pair_data(pretrained: Pretrained, folder: Path) -> Path:
+    """A `mlrep nmt pair-pretrain`-shaped folder around the fixture's data-bin: ``bin/`` and a
+    ``pair.json`` whose train sources are real `mlrep text pretrain-pairs` files (MASS and
+    Deshuffling of the dev words), so their metadata hold the moved-word share."""
+    folder.mkdir()
+    (folder / BIN).symlink_to(pretrained.data_bin)
+    words = _write(folder / "words.en", [" ".join(["w1", "w2", "w3", "w4", "w5"] * 2)] * 6)
+    source, target = folder / "train.src", folder / "train.tgt"
+    argv = ["text", "pretrain-pairs", "--input", str(words), "--lang", "en", "--seed", "1"]
+    argv += ["--tasks", *TASKS, "--source", str(source), "--target", str(target)]
     assert main(argv) == 0
-    written = json.loads(out.read_text(encoding="utf-8"))
-    expected = evaluate(pretrained.trained / BEST, pretrained.data_bin, pretrained.files, BATCH)
-    assert written == {**expected, "scale": "tiny"}
-    out.unlink()
+    sources = {"train": [[str(source), str(target)]], "valid": []}
+    _write(folder / PAIR_SUMMARY, [json.dumps({"sources": sources})])
+    return folder
+
+
+def test_the_verb_scores_several_models_in_one_process(pretrained, tmp_path, capsys):
+    data = _pair_data(pretrained, tmp_path / "data")
+    argv = ["nmt", "token-accuracy", "--section", "ch4_jass", "--scale", "tiny"]
+    argv += ["--batch-size", str(BATCH)]
+    for task, (source, target) in pretrained.files.items():
+        argv += ["--pairs", "dev", "en", task, str(source), str(target)]
+    outs = {name: tmp_path / name / "seed1" / "metrics.json" for name in ("trained", "untrained")}
+    scored = {"trained": "dev:en:mass,dev:en:deshuffle", "untrained": "dev:en:mass"}
+    for name, out in outs.items():
+        folder = str(getattr(pretrained, name))
+        argv += ["--model", f"pretrain/{name}", "1", folder, str(data), str(out), scored[name]]
+    assert main(argv) == 0
+    moved = json.loads(meta_path(data / "train.src").read_text(encoding="utf-8"))["extra"]
+    for name, out in outs.items():
+        written = read_metrics(out)  # the report's reader: a valid metrics file
+        assert (written.run, written.seed, written.scale) == (f"pretrain/{name}", 1, "tiny")
+        files = {t: pretrained.files[t] for t in ("mass", "deshuffle") if t in scored[name]}
+        expected = _evaluate(pretrained, getattr(pretrained, name), files)
+        accuracy = {f"token_accuracy_en_{t}": v for t, v in expected["accuracy"].items()}
+        # the moved-word share of the data's Deshuffling pairs, in percent
+        share = 100 * moved["moved_word_ratio"]["deshuffle"]
+        assert written.metrics == accuracy | {"moved_words_en_deshuffle": round(share, 2)}
+    assert 50 < share <= 100  # a shuffle of ten words moves most of them
+    assert (
+        read_metrics(outs["untrained"]).metrics["token_accuracy_en_overall"]
+        == (read_metrics(outs["untrained"]).metrics["token_accuracy_en_mass"])
+    )
+
+
+def test_the_verb_refuses_pairs_it_cannot_match_and_writes_nothing(pretrained, tmp_path, capsys):
+    data = _pair_data(pretrained, tmp_path / "data")
     source, target = pretrained.files["mass"]
-    assert main([*argv, "--pairs", "mass", str(source), str(target)]) == 2
-    assert "--pairs mass is given twice" in capsys.readouterr().err
+    out = tmp_path / "m" / "metrics.json"
+    argv = ["nmt", "token-accuracy", "--section", "ch4_jass", "--scale", "tiny"]
+    argv += ["--batch-size", str(BATCH), "--pairs", "dev", "en", "mass", str(source), str(target)]
+    model = ["--model", "pretrain/m", "1", str(pretrained.trained), str(data), str(out)]
+    assert main([*argv, *argv[-6:], *model, "dev:en:mass"]) == 2
+    assert "--pairs dev en mass is given twice" in capsys.readouterr().err
+    assert main([*argv, *model, "dev:en:deshuffle"]) == 2
+    assert "'dev:en:deshuffle' names no --pairs" in capsys.readouterr().err
+    # a second model that cannot load: neither model's metrics are written
+    missing = ["--model", "pretrain/x", "1", str(tmp_path / "none"), str(data)]
+    extra = [*missing, str(tmp_path / "x.json"), "dev:en:mass"]
+    assert main([*argv, *model, "dev:en:mass", *extra]) == 2
+    assert f"{tmp_path / 'none' / BEST}: no checkpoint" in capsys.readouterr().err
     assert not out.exists()
 
 
@@ -216,19 +272,19 @@ def test_pair_files_of_different_lengths_are_refused(pretrained, tmp_path):
     source, target = pretrained.files["mass"]
     short = _write(tmp_path / "short.tgt", target.read_text(encoding="utf-8").splitlines()[:-1])
     with pytest.raises(TokenAccuracyError) as error:
-        evaluate(pretrained.trained / BEST, pretrained.data_bin, {"mass": (source, short)}, 2)
+        read_sides({"en": {"mass": (source, short)}})
     assert str(source) in str(error.value) and str(short) in str(error.value)
     assert "12 lines" in str(error.value) and "11" in str(error.value)
     assert "mlrep text pretrain-pairs" in str(error.value)
     empty = (_write(tmp_path / "e.src", []), _write(tmp_path / "e.tgt", []))
     with pytest.raises(TokenAccuracyError, match=f"{empty[0]}: no pairs"):
-        evaluate(pretrained.trained / BEST, pretrained.data_bin, {"mass": empty}, 2)
+        read_sides({"en": {"mass": empty}})
 
 
 def test_an_unknown_task_name_is_refused(pretrained):
     files = {"jass": pretrained.files["mass"]}
     with pytest.raises(TokenAccuracyError, match="unknown pre-training task jass"):
-        evaluate(pretrained.trained / BEST, pretrained.data_bin, files, 2)
+        read_sides({"en": files})
 
 
 def test_a_dictionary_of_another_size_is_refused(pretrained, tmp_path):
@@ -250,7 +306,5 @@ def test_a_dictionary_of_another_size_is_refused(pretrained, tmp_path):
 def test_unknown_pieces_read_as_unk_and_are_counted(pretrained, tmp_path):
     source = _write(tmp_path / "x.src", ["[BRSS] [En] zz w1 yy w2"])
     target = _write(tmp_path / "x.tgt", ["w1 zz yy w2"])
-    result = evaluate(
-        pretrained.trained / BEST, pretrained.data_bin, {"deshuffle": (source, target)}, 2
-    )
+    result = _evaluate(pretrained, pretrained.trained, {"deshuffle": (source, target)}, 2)
     assert result["tokens"]["deshuffle"] == 5 and result["unknown"]["deshuffle"] == 2

@@ -30,6 +30,7 @@ from mlrep.data import download, tiny_corpus
 from mlrep.data.monolingual import MonolingualSettings
 from mlrep.data.validate import Filters
 from mlrep.embed import settings as embed
+from mlrep.evaluate.adequacy import EncoderSettings
 from mlrep.evaluate.settings import ClassifySettings, MarginSettings, PoolSettings, SearchSettings
 from mlrep.nmt import settings as nmt
 from mlrep.report import fill
@@ -100,6 +101,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ],
     ("eval", "bucc"): [(MarginSettings, ()), (SearchSettings, ())],
     ("eval", "classify"): [(ClassifySettings, ())],
+    ("eval", "adequacy"): [(EncoderSettings, ())],
     ("text", "tokenize"): [(moses.TokenizeSettings, ()), (lines.Limits, ())],
     ("text", "detokenize"): [(moses.TokenizeSettings, UNDO), (lines.Limits, UNCAPPED)],
     ("text", "segment"): [(segment.SegmentSettings, ()), (lines.Limits, ())],

@@ -362,3 +362,22 @@ def test_parse_takes_trees_and_arguments_from_enju_output(tmp_path):
         "all va2 Show",
     ]
     assert meta(final)["extra"]["pseudo_particles"] is True
+
+
+def test_a_subword_model_learns_on_the_first_lines_only(tmp_path):
+    """``--max-lines N``: a sample's BPE (Chapter 4's #0*) learns on the first N lines of each
+    input, so a word only past them gets no merge."""
+    src = write(tmp_path / "train.en", ["abc abc abc", "abc abc", "zyxw zyxw zyxw zyxw"])
+    tgt = write(tmp_path / "train.ja", ["def def def", "def def", "vuts vuts vuts vuts"])
+    argv = ["text", "train-subwords", *PARAMS, "--input", str(src), str(tgt)]
+    argv += ["--method", "subword_nmt", "--model-type", "bpe", "--vocab-size", "100"]
+    argv += ["--character-coverage", "1.0", "--merges", "50"]
+    for lines, model in ((2, tmp_path / "sample"), (0, tmp_path / "all")):
+        assert main([*argv, "--max-lines", str(lines), "--out", str(model)]) == 0
+    codes = {
+        p.name: (tmp_path / p.name / "bpe.codes").read_text()
+        for p in (tmp_path / "sample", tmp_path / "all")
+    }
+    assert "a b" in codes["sample"] and "d e" in codes["sample"]
+    assert "z y" not in codes["sample"] and "v u" not in codes["sample"]
+    assert "z y" in codes["all"] and "v u" in codes["all"]

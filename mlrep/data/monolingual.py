@@ -14,6 +14,10 @@ split across languages; this helper does not rely on that (a corpus built otherw
 stand-in or a chapter's own subset may not), and also drops a training line whose text equals
 a held-out line of the same language under another id (two English messages, one
 translation), where `drop_held_out_text` asks for it.
+
+A monolingual dataset (a normalised registry download of the ``monolingual`` reader,
+``train.mono.<lang>``: CC-100 for Chapter 4 at full) shares no segment with a parallel corpus,
+so nothing of it is held out: its lines pass through with the ids ``<lang>:<line number>``.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from mlrep.io import atomic_directory, read_lines, sha256_file
 from mlrep.provenance import record
 
 TRAIN = "train"  # the split the text is read from
+MONO = "train.mono"  # a monolingual dataset's files: train.mono.<lang> (mlrep.data.readers)
 METADATA = "metadata.json"
 _PAIR_IDS = re.compile(rf"^(?P<split>[^.]+)\.(?P<a>[^.-]+)-(?P<b>[^.-]+)\.{IDS_SUFFIX}$")
 
@@ -100,6 +105,17 @@ def held_out(corpus: Path, settings: MonolingualSettings) -> tuple[set[str], dic
     return ids, text
 
 
+def unpaired(corpus: Path, language: str) -> Iterator[tuple[str, str]] | None:
+    """(``<language>:<n>``, line) of a monolingual dataset's text, streamed; None for a corpus
+    with segment ids or without ``train.mono.<language>``."""
+    path = corpus / f"{MONO}.{language}"
+    if any(corpus.glob(f"*.{IDS_SUFFIX}")) or not path.is_file():
+        return None
+    return (
+        (f"{language}:{number}", line) for number, (line,) in enumerate(validate.parallel([path]))
+    )
+
+
 def text(
     corpus: Path,
     language: str,
@@ -111,6 +127,9 @@ def text(
     pair), with every held-out id of every language, each id in `exclude` and (where the
     settings ask) each held-out line of `language` left out; `removed` counts why."""
     removed = Counter() if removed is None else removed
+    if (rows := unpaired(corpus, language)) is not None:
+        yield from rows
+        return
     ids, held_text = held_out(corpus, settings)
     excluded = set(exclude)
     language_text = held_text.get(language, set())

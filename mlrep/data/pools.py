@@ -9,8 +9,10 @@ segment ids are what the pre-training text must leave out (`mlrep.data.monolingu
 The pools are read from preprocessed words (``<split>.<a>-<b>.<lang>`` files of a
 `mlrep text` stage, the first lines of the corpus files of the same names) with each line's
 segment id from the corpus; a pair the corpus lacks (ja-zh) is joined on segment ids
-(`mlrep.embed.align_data.pair_segments`). Files aligned with the words of one language (the
-Japanese bunsetsu spans) travel with them.
+(`mlrep.embed.align_data.pair_segments`). Words of a corpus without segment ids (a registry
+download: ASPEC, Wikipedia Ja-Zh, News En-Ko) are the pair's own files, each line's id
+``<split>.<a>-<b>:<line number>`` (`numbered`). Files aligned with the words of one language
+(the Japanese bunsetsu spans) travel with them.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from typing import Any
 import numpy as np
 
 from mlrep.cliutil import non_negative
+from mlrep.data import validate
 from mlrep.embed.align_data import by_segment, pair_segments, parse_pair
 from mlrep.errors import MlrepError
-from mlrep.io import atomic_directory
+from mlrep.io import atomic_directory, read_lines
 from mlrep.provenance import record
 
 SPLITS = ("train", "valid", "test")
@@ -75,15 +78,45 @@ class Split:
         )
 
 
+def numbered(
+    words: Path, split: str, pair: str, aligned: Mapping[tuple[str, str], Path] | None = None
+) -> Split:
+    """The pair's `split` from its own files in `words` (either orientation), numbered: a
+    corpus without segment ids has nothing to join on, and its splits share no ids."""
+    a, b = parse_pair(pair)
+    stems = [f"{split}.{x}-{y}" for x, y in ((a, b), (b, a))]
+    stem = next((s for s in stems if (words / f"{s}.{a}").is_file()), None)
+    if stem is None:
+        raise PoolError(
+            f"{words}: no {stems[0]}.{a} or {stems[1]}.{a}; a corpus without segment ids "
+            f"needs the pair's own files (preprocess the pair {pair} itself)"
+        )
+    rows = list(validate.parallel([words / f"{stem}.{a}", words / f"{stem}.{b}"]))
+    extra = {}
+    for (lang, name), folder in (aligned or {}).items():
+        lines = read_lines(folder / f"{stem}.{lang}", PoolError)
+        if len(lines) != len(rows):
+            raise PoolError(
+                f"{folder / f'{stem}.{lang}'}: {len(lines)} {name} lines for {len(rows)} words "
+                f"lines in {words}; make it from the same corpus files"
+            )
+        extra[(lang, name)] = lines
+    ids = [f"{stem}:{number}" for number in range(len(rows))]
+    return Split(ids, {a: [r[0] for r in rows], b: [r[1] for r in rows]}, extra)
+
+
 def read_split(
     words: Path,
-    ids: Path,
+    ids: Path | None,
     split: str,
     pair: str,
     aligned: Mapping[tuple[str, str], Path] | None = None,
 ) -> Split:
-    """The pair's `split` from the words folder (ids from the corpus folder `ids`), with each
-    ``(language, name) → folder`` of `aligned` read for the same segments."""
+    """The pair's `split` from the words folder (ids from the corpus folder `ids`; None:
+    `numbered`), with each ``(language, name) → folder`` of `aligned` read for the same
+    segments."""
+    if ids is None:
+        return numbered(words, split, pair, aligned)
     a, b = parse_pair(pair)
     segments, examples = pair_segments(words, split, pair, ids)
     extra = {}
@@ -149,7 +182,7 @@ def write(
 
 def build(
     words: Path,
-    ids: Path,
+    ids: Path | None,
     pair: str,
     out: Path,
     settings: PoolSettings,

@@ -369,7 +369,10 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "--words", type=Path, required=True, help="words folder: <split>.<a>-<b>.<lang> files"
     )
     pool.add_argument(
-        "--ids", type=Path, required=True, help="corpus folder with the words' .segids files"
+        "--ids",
+        type=Path,
+        help="corpus folder with the words' .segids files (none: a registry download's words, "
+        "the pair's own files, each line numbered)",
     )
     pool.add_argument(
         "--aligned",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from mlrep.cliutil import (
@@ -32,8 +32,6 @@ from mlrep.report.metrics import METRICS_FILE, write
 
 PAIR_RUNS = "pair-runs"
 STEP_SEPARATOR = "::"  # between the steps of `pair-runs`
-# `pair-runs` options that apply to each of its steps that has them
-SHARED_OPTIONS = ("threads", "scale", "params")
 
 
 def _prepare(args: argparse.Namespace) -> int:
@@ -93,7 +91,7 @@ def _run_training(args: argparse.Namespace, data_bin: Path, variant, settings, s
 
 
 def _train(args: argparse.Namespace) -> int:
-    from mlrep.nmt.train import encoder_layers
+    from mlrep.nmt.train import depth
     from mlrep.nmt.variant import Variant
 
     scale, settings = _train_settings(
@@ -106,7 +104,7 @@ def _train(args: argparse.Namespace) -> int:
             "train it with --tag-format s-enc-t-dec"
         )
     variant = Variant.of(
-        encoder_layers(settings.arch),
+        depth(settings),
         args.layernorm,
         args.layernorm_simple,
         args.encoder_final_norm,
@@ -117,11 +115,11 @@ def _train(args: argparse.Namespace) -> int:
 
 def _pair_train(args: argparse.Namespace) -> int:
     from mlrep.nmt import pair
-    from mlrep.nmt.train import encoder_layers
+    from mlrep.nmt.train import depth
     from mlrep.nmt.variant import Variant
 
     scale, settings = _train_settings(args, (f"{args.section}.{args.stage}",))
-    variant = Variant.of(encoder_layers(settings.arch), "post", False, True, True)
+    variant = Variant.of(depth(settings), "post", False, True, True)
     return _run_training(args, args.data / pair.BIN, variant, settings, scale)
 
 
@@ -212,26 +210,92 @@ def _states(args: argparse.Namespace) -> int:
     return 0
 
 
+Held = dict[tuple[str, str, str], tuple[Path, Path]]  # (set, language, task) -> pair files
+
+
+def _accuracy_pairs(args: argparse.Namespace) -> Held:
+    """``--pairs``: (set, language, task) -> (source, target) files, each key once."""
+    files: Held = {}
+    for held_set, lang, name, source, target in args.pairs:
+        if (held_set, lang, name) in files:
+            raise UsageError(
+                f"--pairs {held_set} {lang} {name} is given twice: one pair of files per task"
+            )
+        files[held_set, lang, name] = (Path(source), Path(target))
+    return files
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """One ``--model``: what it is, where it is, where its metrics go, what it is scored on
+    (language -> task -> the ``--pairs`` key)."""
+
+    run: str
+    seed: int
+    model: Path
+    data: Path
+    out: Path
+    sides: dict[str, dict[str, tuple[str, str, str]]]
+
+
+def _accuracy_models(args: argparse.Namespace, files: Held) -> list[_Scored]:
+    """``--model``: each model and the ``--pairs`` it is scored on, by SET:LANG:TASK."""
+    models = []
+    for run, seed, model, data, out, keys in args.model:
+        where = f"--model {run} seed {seed}"
+        if not seed.isdigit():
+            raise UsageError(f"{where}: the seed is not a whole number")
+        sides: dict[str, dict[str, tuple[str, str, str]]] = {}
+        for key in keys.split(","):
+            parts = tuple(key.split(":"))
+            if len(parts) != 3 or parts not in files:
+                raise UsageError(
+                    f"{where}: {key!r} names no --pairs SET LANG TASK SOURCE TARGET; list the "
+                    "pairs it is scored on as SET:LANG:TASK, comma-separated"
+                )
+            if parts[2] in sides.get(parts[1], {}):
+                raise UsageError(f"{where}: {parts[1]} {parts[2]} is named twice")
+            sides.setdefault(parts[1], {})[parts[2]] = parts
+        models.append(_Scored(run, int(seed), Path(model), Path(data), Path(out), sides))
+    return models
+
+
 def _token_accuracy(args: argparse.Namespace) -> int:
     import torch
 
+    from mlrep.nmt.pair import BIN
     from mlrep.nmt.settings import TokenAccuracySettings
-    from mlrep.nmt.token_accuracy import evaluate
+    from mlrep.nmt.token_accuracy import evaluate, metrics, moved_words, read_sides
     from mlrep.nmt.train import BEST
 
     torch.set_num_threads(args.threads)
     scale, settings = settings_from(
         args, TokenAccuracySettings, (f"{args.section}.token_accuracy",)
     )
-    files = {}
-    for name, source, target in args.pairs:
-        if name in files:
-            raise UsageError(f"--pairs {name} is given twice: one pair of files per task")
-        files[name] = (Path(source), Path(target))
-    result = evaluate(args.model / BEST, args.data_bin, files, settings.batch_size)
-    result["scale"] = scale
-    atomic_write_text(args.out, json.dumps(result, indent=1) + "\n")
-    print(json.dumps({k: round(v, 2) for k, v in result["accuracy"].items()}))
+    files = _accuracy_pairs(args)
+    models = _accuracy_models(args, files)
+    # every file read before the first model is loaded
+    held: dict[str, dict[str, tuple[Path, Path]]] = {}
+    for (held_set, lang, name), paths in files.items():
+        held.setdefault(f"{held_set}/{lang}", {})[name] = paths
+    pairs = read_sides(held)
+    moved = [moved_words(m.data) for m in models]
+    documents = []
+    for m, reordering in zip(models, moved, strict=True):
+        sides = {
+            lang: {name: pairs[f"{key[0]}/{lang}"][name] for name, key in tasks.items()}
+            for lang, tasks in m.sides.items()
+        }
+        result = evaluate(m.model / BEST, m.data / BIN, sides, settings.batch_size)
+        values = {k: v for lang, r in result.items() for k, v in metrics(r, lang).items()}
+        details = {"token_accuracy": result, "batch_size": settings.batch_size}
+        documents.append((m, values | reordering, details))
+    for m, values, details in documents:  # written once every model is scored
+        write(m.out, args.section, m.run, m.seed, scale, values, **details)
+        record(m.out.parent, "nmt token-accuracy", {"scale": scale, "run": m.run})
+        print(
+            json.dumps({"run": m.run, "seed": m.seed} | {k: round(v, 2) for k, v in values.items()})
+        )
     return 0
 
 
@@ -494,19 +558,25 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         parents=[base],
         help="teacher-forced token accuracy on pre-training pairs (Tables 4.12, 4.13)",
     )
-    ta.add_argument("--model", type=Path, required=True, help="checkpoint folder")
-    ta.add_argument(
-        "--data-bin", type=Path, required=True, help="the model's fairseq data-bin (dictionaries)"
-    )
     ta.add_argument(
         "--pairs",
-        nargs=3,
+        nargs=5,
         action="append",
         required=True,
-        metavar=("TASK", "SOURCE", "TARGET"),
-        help="a task's `mlrep text pretrain-pairs` files (repeat per task)",
+        metavar=("SET", "LANG", "TASK", "SOURCE", "TARGET"),
+        help="one task's `mlrep text pretrain-pairs` files of held-out LANG text (repeat); SET "
+        "names the text and its subwords (one per pair model)",
     )
-    ta.add_argument("--out", type=Path, required=True, help="metrics JSON")
+    ta.add_argument(
+        "--model",
+        nargs=6,
+        action="append",
+        required=True,
+        metavar=("RUN", "SEED", "MODEL", "DATA", "OUT", "PAIRS"),
+        help="a model to score (repeat): its run name and seed, checkpoint folder, "
+        "`pair-pretrain` folder, metrics.json, and the comma-separated SET:LANG:TASK --pairs "
+        "it is scored on",
+    )
     add_options(ta, TokenAccuracySettings)
     ta.set_defaults(func=_token_accuracy)
 
@@ -579,10 +649,12 @@ def _pair_runs(args: argparse.Namespace) -> int:
         )
     parser = _pair_steps()
     parsed = [parser.parse_args(step) for step in steps]  # every step checked before any runs
+    # the job's options apply to every step that has them, so the steps do not repeat them
+    shared = {"threads": args.threads, "scale": args.scale, "params": args.params}
     for number, step in enumerate(parsed, start=1):
-        for shared in SHARED_OPTIONS:  # the job's, so the steps do not repeat them
-            if hasattr(step, shared):
-                setattr(step, shared, getattr(args, shared))
+        for name, value in shared.items():
+            if hasattr(step, name):
+                setattr(step, name, value)
         print(json.dumps({"step": number, "of": len(parsed), "verb": step.step}), flush=True)
         code = step.func(step)
         if code:
@@ -634,7 +706,10 @@ def _register_pair(
         help="one direction's fine-tuning data-bin with the pair's dictionary",
     )
     fine.add_argument(
-        "--dict", type=Path, required=True, help="dict.txt of `mlrep nmt pair-pretrain`"
+        "--dict",
+        type=Path,
+        help="dict.txt of `mlrep nmt pair-pretrain`; left out: the training sample's own "
+        "(a model trained from scratch on its own BPE)",
     )
     fine.add_argument("--direction", required=True, help="<src>-<tgt>, e.g. ja-en")
     sets(fine, "subword")

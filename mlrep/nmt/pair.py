@@ -146,17 +146,8 @@ def _first(lines: list[list[str]], count: int, files: Files) -> list[list[str]]:
     return [side[:count] for side in lines]
 
 
-def finetune(
-    out: Path,
-    dictionary: Path,
-    direction: Direction,
-    sets: dict[str, Files],
-    train_lines: int = 0,
-) -> dict:
-    """One direction's fine-tuning data-bin in `out`, with the pair's `dictionary` (``dict.txt``
-    of `pretrain`): each source line gets the target language's tag only
-    (`mlrep.text.pretrain_tasks.finetune_source`), the target stays as it is. Training uses
-    the first `train_lines` pairs of the train set (0: all of them)."""
+def _check_tags(dictionary: Path, direction: Direction) -> None:
+    """The pair's dictionary has both language tags, or it is another pair's."""
     known = {line.split(" ", 1)[0] for line in read_lines(dictionary, PairDataError)}
     for lang in (direction.src, direction.tgt):
         if language_tag(lang) not in known:
@@ -165,14 +156,43 @@ def finetune(
                 f"give the dict.txt of the pre-training data of {direction.src} and "
                 f"{direction.tgt} (`mlrep nmt pair-pretrain`)"
             )
+
+
+def finetune(
+    out: Path,
+    dictionary: Path | None,
+    direction: Direction,
+    sets: dict[str, Files],
+    train_lines: int = 0,
+) -> dict:
+    """One direction's fine-tuning data-bin in `out`, with the pair's `dictionary` (``dict.txt``
+    of `pretrain`): each source line gets the target language's tag only
+    (`mlrep.text.pretrain_tasks.finetune_source`), the target stays as it is. Training uses
+    the first `train_lines` pairs of the train set (0: all of them).
+
+    Without a `dictionary` (a model trained from scratch on its own BPE, Chapter 4's #0*), the
+    dictionary is the training sample's own: both sides' subwords counted, with the
+    `reserved_tokens`, written to ``out/dict.txt``."""
+    if dictionary is not None:
+        _check_tags(dictionary, direction)
     lines = {split: _concatenated(sets[split]) for split in SPLITS}
     lines["train"] = _first(lines["train"], train_lines, sets["train"])
     for sources, _ in lines.values():
         sources[:] = [finetune_source(line, direction.tgt) for line in sources]
+    own = dictionary is None
+    if dictionary is None:
+        dictionary = out / DICT
+        counts = Counter(
+            token for side in lines["train"] for line in side for token in line.split()
+        )
+        write_dictionary(dictionary, counts, reserved_tokens((direction.src, direction.tgt)))
     summary = {
         "direction": direction.name,
         "lines": _binarise(out, lines, dictionary),
-        "dictionary": {"file": str(dictionary), "sha256": dictionary_sha256(out / BIN)},
+        "dictionary": {
+            "file": f"{DICT} (the training sample's)" if own else str(dictionary),
+            "sha256": dictionary_sha256(out / BIN),
+        },
         "sources": _sources(sets),
     }
     atomic_write_text(out / SUMMARY, json.dumps(summary, indent=1) + "\n")

@@ -70,6 +70,20 @@ class TrainSettings:
     )
     threads: int = field(default=1, metadata={"type": positive_int, "help": "CPU threads"})
     fp16: bool = field(default=False, metadata={"help": "mixed precision (GPU only)"})
+    # the model's shape where it differs from ``arch``'s (Chapter 4's optimised Transformer #0*,
+    # Table B.1): omissible, 0 keeps the architecture's size
+    layers: int = field(
+        default=0, metadata={"omissible": True, "help": "encoder and decoder layers (0: arch's)"}
+    )
+    heads: int = field(
+        default=0, metadata={"omissible": True, "help": "attention heads (0: arch's)"}
+    )
+    embed_dim: int = field(
+        default=0, metadata={"omissible": True, "help": "embedding dimension (0: arch's)"}
+    )
+    ffn_dim: int = field(
+        default=0, metadata={"omissible": True, "help": "feed-forward dimension (0: arch's)"}
+    )
     # Chapter 7's interlingua (`mlrep.nmt.interlingua`): omissible, so a section that trains
     # no interlingua (Chapter 8) has none of these keys and gets the plain Transformer
     interlingua: Literal["none", "uni", "ls", "var"] = field(

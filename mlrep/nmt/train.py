@@ -66,6 +66,31 @@ def encoder_layers(arch: str) -> int:
     return ARCHITECTURES[arch][3]
 
 
+def depth(s: TrainSettings) -> int:
+    """Encoder depth of a run: its ``layers`` where set, else its architecture's."""
+    return s.layers or encoder_layers(s.arch)
+
+
+# TrainSettings shape field -> the fairseq options it sets, in the encoder and the decoder
+SHAPE_FLAGS = {
+    "layers": ("encoder-layers", "decoder-layers"),
+    "heads": ("encoder-attention-heads", "decoder-attention-heads"),
+    "embed_dim": ("encoder-embed-dim", "decoder-embed-dim"),
+    "ffn_dim": ("encoder-ffn-embed-dim", "decoder-ffn-embed-dim"),
+}
+
+
+def shape_flags(s: TrainSettings) -> list[str]:
+    """fairseq's size options for the shape fields a run sets (0 keeps ``arch``'s value: the
+    registered architectures read an explicit option before their own size)."""
+    return [
+        f"--{flag}={getattr(s, name)}"
+        for name, flags in SHAPE_FLAGS.items()
+        if getattr(s, name)
+        for flag in flags
+    ]
+
+
 def fairseq_args(
     data_bin: Path,
     save_dir: Path,
@@ -84,6 +109,7 @@ def fairseq_args(
         "--source-lang=src",
         "--target-lang=tgt",
         *_model_flags(s),
+        *shape_flags(s),
         *variant.fairseq_flags(),
         "--share-all-embeddings",
         "--optimizer=adam",

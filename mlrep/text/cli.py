@@ -308,10 +308,18 @@ def _train_subwords(args: argparse.Namespace) -> int:
                 int(settings.vocab_size),
                 float(settings.character_coverage),
                 args.threads,
+                max_lines=args.max_lines,
             )
         else:
-            subwords.learn_bpe(args.input, staging / "bpe.codes", int(settings.merges))
-        named = {"setting": args.setting, "model": args.model, **asdict(settings)}
+            subwords.learn_bpe(
+                args.input, staging / "bpe.codes", int(settings.merges), max_lines=args.max_lines
+            )
+        named = {
+            "setting": args.setting,
+            "model": args.model,
+            **asdict(settings),
+            "max_lines": args.max_lines,
+        }
         record(staging, "text train-subwords", {"scale": scale, "preprocess": {"subwords": named}})
     return 0
 
@@ -444,6 +452,12 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     train.add_argument("--out", type=Path, required=True, help="model folder")
     add_options(train, subwords.SubwordSettings)
     train.add_argument("--threads", type=positive_int, default=1)
+    train.add_argument(
+        "--max-lines",
+        type=int,
+        default=0,
+        help="learn on the first N lines of each input (a sample that prefixes it; 0: all)",
+    )
     train.add_argument("--setting", help="preprocess.subwords.settings name (recorded)")
     train.add_argument("--model", help="the setting's model: a pair, or all (recorded)")
     train.set_defaults(func=_train_subwords)

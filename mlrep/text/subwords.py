@@ -46,6 +46,12 @@ class SubwordSettings:
     merges: int = field(metadata={"type": positive_int, "help": "subword-nmt's BPE merges"})
 
 
+def training_lines(inputs: list[Path], max_lines: int = 0) -> list[str]:
+    """The lines a model learns from: the first `max_lines` of each input (0: all), so a model
+    can learn on a sample that is a prefix of its files (Chapter 4's #0*: its sample's BPE)."""
+    return [line for path in inputs for line in read_lines(path)[: max_lines or None]]
+
+
 def train_sentencepiece(
     inputs: list[Path],
     prefix: Path,
@@ -53,11 +59,12 @@ def train_sentencepiece(
     vocab_size: int,
     character_coverage: float,
     threads: int = 1,
+    max_lines: int = 0,
 ) -> Path:
-    """Train ``PREFIX.model`` / ``PREFIX.vocab``; returns the model path."""
+    """Train ``PREFIX.model`` / ``PREFIX.vocab`` on `training_lines`; returns the model path."""
     import sentencepiece as spm
 
-    sentences = [line for path in inputs for line in read_lines(path) if line.strip()]
+    sentences = [line for line in training_lines(inputs, max_lines) if line.strip()]
     if not sentences:
         raise TextInputError(f"no non-empty lines in {', '.join(map(str, inputs))}")
     try:
@@ -85,11 +92,13 @@ def encode_sentencepiece(model: Path, lines: list[str]) -> list[str]:
     return [" ".join(pieces) for pieces in processor.encode(lines, out_type=str)]
 
 
-def learn_bpe(inputs: list[Path], codes: Path, merges: int, min_frequency: int = 2) -> Path:
-    """Joint BPE merges (subword-nmt) over the concatenation of `inputs`."""
+def learn_bpe(
+    inputs: list[Path], codes: Path, merges: int, min_frequency: int = 2, max_lines: int = 0
+) -> Path:
+    """Joint BPE merges (subword-nmt) over the concatenation of `inputs`' `training_lines`."""
     from subword_nmt.learn_bpe import learn_bpe as learn
 
-    text = "".join(line + "\n" for path in inputs for line in read_lines(path))
+    text = "".join(line + "\n" for line in training_lines(inputs, max_lines))
     out = io.StringIO()
     learn(io.StringIO(text), out, merges, min_frequency=min_frequency)
     codes.write_text(out.getvalue(), encoding="utf-8")

@@ -1,23 +1,26 @@
 """Chapter 4 (JASS / ENSS), the data half: fine-tuning pools, leak-free pre-training text, its
 words, one joint BPE per pair model and the static pre-training pairs.
 
-Per fine-tuning pair (ja-en, ja-zh, en-ko) `ch4_pool` cuts a seeded pool of training lines
-(the nested fine-tuning sizes are its prefixes) and the capped valid/test sets from the words of
-preprocess dataset `preprocess.subwords.settings.ch4_jass.dataset` (ja-zh joined on segment
-ids, the Japanese bunsetsu spans carried along). The `monolingual` rule (data.smk) leaves every
-held-out id and every pool's ids out of the pre-training text; `ch4_tokenize`, `ch4_segment`
-and `ch4_segment_ja` are the preprocessing rules with the same flags on that text (the first
-`ch4_jass.data.max_monolingual` lines per language), and `ch4_parse` parses English words for
-the tree tasks. Each pair model (jaen, jazh, enko) learns one joint BPE on its two languages'
-monolingual words (`ch4_bpe`, setting `preprocess.subwords.settings.ch4_jass`) and
-`ch4_pretrain_pairs` writes the pairs of one (pair model, language, task set, split): train
-from the monolingual words, valid from the pool's valid words. `ch4_jass_pretrain_data`
-builds the sides the planned runs read (`mlrep.chapters.ch4_jass.training.pretrain_data_ids`).
+Per fine-tuning corpus (aspec_je, aspec_jc, wiki_jc, news_ek) `ch4_pool_<corpus>` cuts a
+seeded pool of training lines (the nested fine-tuning sizes are its prefixes) and the capped
+valid/test sets from the words of the preprocess dataset `ch4_jass.corpora` names for it (tiny:
+the embedded corpus's, ja-zh joined on segment ids; full: the corpus's own download, ASPEC
+placed by hand), the Japanese bunsetsu spans carried along. The `monolingual` rule (data.smk)
+leaves every held-out id and every pool's ids out of the pre-training text (full: CC-100);
+`ch4_tokenize`, `ch4_segment` and `ch4_segment_ja` are the preprocessing rules with the same
+flags on that text (the first `ch4_jass.data.max_monolingual` lines per language), and
+`ch4_parse` parses English words for the tree tasks. Each pair model (jaen, jazh, enko) learns
+one joint BPE on its two languages' monolingual words (`ch4_bpe`, setting
+`preprocess.subwords.settings.ch4_jass`) and `ch4_pretrain_pairs` writes the pairs of one (pair
+model, language, task set, split): train from the monolingual words, valid from the valid words
+of the pair model's home pool. `ch4_jass_pretrain_data` builds the sides the planned runs read
+(`mlrep.chapters.ch4_jass.training.pretrain_data_ids`).
 
 The training half (`mlrep.chapters.ch4_jass.training` says where everything is):
 `ch4_subwords` writes a pool's words in its pair model's BPE (the fine-tuning text);
 `ch4_pretrain_data` binarises a pre-training's two sides with the pair's dictionary, which
-also counts the pool's subwords (`mlrep nmt pair-pretrain`), and `ch4_pretrain` trains it;
+also counts the subwords of the pair's pools (`mlrep nmt pair-pretrain`), and `ch4_pretrain`
+trains it;
 each `ch4_finetune_<job>` (`training.finetune_jobs`: at tiny one per start, at full one per
 fine-tune) runs, in one process, the steps of its fine-tunes: binarise a fine-tune's sample
 (the first `runs.sample_size` pool lines) in its direction with its start's dictionary
@@ -34,6 +37,8 @@ import re
 import shlex
 from pathlib import Path
 
+from mlrep.chapters.ch4_jass import accuracy as ch4_accuracy
+from mlrep.chapters.ch4_jass import adequacy as ch4_adequacy
 from mlrep.chapters.ch4_jass import cases as ch4_cases
 from mlrep.chapters.ch4_jass import data as ch4_data
 from mlrep.chapters.ch4_jass import human as ch4_human
@@ -43,9 +48,6 @@ from mlrep.text import pretrain_tasks
 
 CH4_CHAPTER = ch4_data.SECTION
 CH4 = CFG[CH4_CHAPTER]
-CH4_DATASET = preprocess_plan.subword_setting(PRE, CH4_CHAPTER)["dataset"]
-# the corpus whose segment ids the preprocessed words have
-CH4_CORPUS = str(PATHS.dataset(preprocess_plan.dataset(PRE, CH4_DATASET)["corpus"]))
 CH4_MONO = str(PATHS.chapter_data(CH4_CHAPTER, "monolingual"))
 CH4_WORDS = ch4_data.words(PATHS, "{lang}")
 CH4_BUNSETSU = ch4_data.bunsetsu(PATHS, "{lang}")
@@ -58,19 +60,20 @@ CH4_TASKS = "|".join(
 )
 CH4_PRETRAINED = "|".join(re.escape(r) for r in ch4_runs.pretrainings())
 CH4_FINETUNED = "|".join(re.escape(r) for r in ch4_runs.finetunes())
-CH4_SUBWORDS = ch4_data.subwords(PATHS, "{pair}", "{split}", "{lang}")
+CH4_SUBWORDS = ch4_data.subwords(PATHS, "{corpus}", "{split}", "{lang}")
 CH4_PRETRAIN_MODEL = ch4_training.model(PATHS, ch4_training.PRETRAIN, "{run}", "{seed}")
 CH4_FINETUNE_MODEL = ch4_training.model(PATHS, ch4_training.FINETUNE, "{run}", "{seed}")
 
 # the monolingual text leaves every pool's training ids out (data.smk)
-MONOLINGUAL_EXCLUDE[CH4_CHAPTER] = ch4_data.exclude_ids(PATHS)
-CHAPTER_DATA[CH4_CHAPTER] = list(
-    dict.fromkeys([CH4_CORPUS, str(PATHS.dataset(CH4["monolingual"]["corpus"]))])
-)
-# the chapter's run folders: every planned fine-tune's metrics at every seed, and the human
+MONOLINGUAL_EXCLUDE[CH4_CHAPTER] = ch4_data.exclude_ids(PATHS, CH4)
+CHAPTER_DATA[CH4_CHAPTER] = ch4_data.corpus_folders(PRE, PATHS, CH4)
+# the chapter's run folders: every planned fine-tune's metrics at every seed, their adequacy
+# (Table 4.7), the pre-trained models' token accuracy (Tables 4.12, 4.13), and the human
 # evaluation's systems (pending until their sheets are returned)
 CHAPTER_TARGETS[CH4_CHAPTER] = [
     *ch4_training.evaluation_targets(PATHS, CH4),
+    *ch4_adequacy.outputs(PATHS, CH4),
+    *ch4_accuracy.targets(PATHS, CH4),
     *ch4_human.targets(PATHS, CH4),
 ]
 
@@ -88,55 +91,38 @@ rule ch4_jass:
         str(PATHS.report.index),
 
 
-# The Japanese side of a pool also carries its bunsetsu spans.
-ruleorder: ch4_pool_ja > ch4_pool
+# One rule per fine-tuning corpus (`ch4_pool_<corpus>`): a pool's files are named by its
+# languages, which a {corpus} wildcard alone cannot spell in an output pattern.
+for _corpus in ch4_data.CORPORA:
 
-
-rule ch4_pool:
-    """A fine-tuning pair's pool (nested sizes are prefixes) and valid/test sets, in words."""
-    input:
-        words=lambda w: ch4_data.pool_sources(PATHS, CH4_DATASET, f"{w.a}-{w.b}", "tok"),
-        corpus=CH4_CORPUS,
-    output:
-        ch4_data.pool_outputs(PATHS, "{a}", "{b}", "ids"),
-    log:
-        log_path(CH4_CHAPTER, "pool", "{a}-{b}"),
-    wildcard_constraints:
-        a="[a-z]{2}",
-        b="[a-z]{2}",
-    conda:
-        MLREP_ENV
-    threads: job_threads("cpu_light")
-    resources:
-        **job_resources("cpu_light"),
-    params:
-        code=code_version("data finetune-pool"),
-        words=str(PATHS.preprocessed(CH4_DATASET, "tok")),
-        ids=lambda w, input: input.corpus,
-        out=lambda w, output: os.path.dirname(output[0]),
-        aligned="",
-        section=f"{CH4_CHAPTER}.data",
-        scale=CFG["scale"],
-    shell:
-        "mlrep data finetune-pool --pair {wildcards.a}-{wildcards.b} --words {params.words} "
-        "--ids {params.ids} --out {params.out} --section {params.section} "
-        "--scale {params.scale} {params.aligned} > {log} 2>&1"
-
-
-use rule ch4_pool as ch4_pool_ja with:
-    input:
-        words=lambda w: ch4_data.pool_sources(PATHS, CH4_DATASET, f"{w.a}-{w.b}", "tok"),
-        corpus=CH4_CORPUS,
-        bunsetsu=lambda w: ch4_data.pool_sources(
-            PATHS, CH4_DATASET, f"ja-{w.b}", "bunsetsu"
-        ),
-    output:
-        ch4_data.pool_outputs(PATHS, "{a}", "{b}", "ids", "ja.bunsetsu"),
-    wildcard_constraints:
-        a="ja",
-        b="[a-z]{2}",
-    params:
-        aligned=f"--aligned ja.bunsetsu={PATHS.preprocessed(CH4_DATASET, 'bunsetsu')}",
+    rule:
+        """A fine-tuning corpus's pool (nested sizes are prefixes) and valid/test sets, in
+        words; a pool with Japanese carries its bunsetsu spans."""
+        name:
+            f"ch4_pool_{_corpus}"
+        input:
+            # functions (the corpus bound now), so a pool no target asks for is never read
+            unpack(
+                lambda w, corpus=_corpus: ch4_data.pool_inputs(PRE, PATHS, CH4, corpus)
+            ),
+        output:
+            ch4_data.pool_outputs(PATHS, _corpus, *ch4_data.pool_files(_corpus)),
+        log:
+            log_path(CH4_CHAPTER, "pool", _corpus),
+        conda:
+            MLREP_ENV
+        threads: job_threads("cpu_light")
+        resources:
+            **job_resources("cpu_light"),
+        params:
+            code=code_version("data finetune-pool"),
+            flags=lambda w, corpus=_corpus: ch4_data.pool_flags(PRE, PATHS, CH4, corpus),
+            out=ch4_data.pool(PATHS, _corpus),
+            section=f"{CH4_CHAPTER}.data",
+            scale=CFG["scale"],
+        shell:
+            "mlrep data finetune-pool {params.flags} --out {params.out} "
+            "--section {params.section} --scale {params.scale} > {log} 2>&1"
 
 
 use rule tokenize_shard as ch4_tokenize with:
@@ -204,7 +190,7 @@ rule ch4_parse:
     log:
         log_path(CH4_CHAPTER, "parse", "{text}"),
     wildcard_constraints:
-        text=r"mono|valid\.[a-z]{2}-[a-z]{2}",
+        text="|".join(["mono", *(f"valid\\.{c}" for c in ch4_data.CORPORA)]),
     conda:
         MLREP_ENV
     threads: job_threads("default")
@@ -301,14 +287,14 @@ rule ch4_jass_pretrain_data:
 
 use rule encode_subwords as ch4_subwords with:
     input:
-        unpack(lambda w: ch4_data.subword_inputs(PATHS, w.pair, w.split, w.lang)),
+        unpack(lambda w: ch4_data.subword_inputs(PATHS, w.corpus, w.split, w.lang)),
     output:
         text=CH4_SUBWORDS,
         meta=f"{CH4_SUBWORDS}.meta.json",
     log:
-        log_path(CH4_CHAPTER, "subwords", "{pair}.{split}.{lang}"),
+        log_path(CH4_CHAPTER, "subwords", "{corpus}.{split}.{lang}"),
     wildcard_constraints:
-        pair="|".join(ch4_data.FINETUNE_PAIRS.values()),
+        corpus="|".join(ch4_data.CORPORA),
         split="|".join(ch4_data.SPLITS),
         lang="[a-z]{2}",
 
@@ -316,7 +302,7 @@ use rule encode_subwords as ch4_subwords with:
 rule ch4_pretrain_data:
     """A pre-training's data-bin: its two sides' pairs and the pair's dictionary."""
     input:
-        unpack(lambda w: ch4_training.pretrain_inputs(PATHS, w.run)),
+        unpack(lambda w: ch4_training.pretrain_inputs(PATHS, w.run, CH4)),
     output:
         directory(ch4_training.pretrain_data(PATHS, "{run}")),
     log:
@@ -518,6 +504,163 @@ rule ch4_jass_human:
     """Tables 4.8/4.9's human cells: every judged system's run (`ch4_human.targets`)."""
     input:
         ch4_human.targets(PATHS, CH4),
+
+
+# ---- The optimised Transformer #0*'s own data (`training.OPTIMIZED`, Table B.1) ----
+# Per fine-tuning sample (a corpus at a size, `ch4_jass.data.sample`): a joint BPE learned on
+# the sample's training words alone with its size's merges (`ch4_jass.optimized.<size>`), and
+# the pool's splits written in it; its fine-tuning jobs build their dictionary from the sample.
+CH4_SAMPLE = "|".join(
+    re.escape(ch4_data.sample(corpus, size))
+    for corpus, c in ch4_runs.CORPORA.items()
+    for size in c.sizes
+)
+
+
+rule ch4_optimized_bpe:
+    """#0*'s joint BPE of one sample, on its first training lines of both languages."""
+    input:
+        lambda w: ch4_training.optimized_bpe_inputs(PATHS, w.sample),
+    output:
+        directory(ch4_data.optimized_bpe(PATHS, "{sample}")),
+    log:
+        log_path(CH4_CHAPTER, "optimized_bpe", "{sample}"),
+    wildcard_constraints:
+        sample=CH4_SAMPLE,
+    conda:
+        MLREP_ENV
+    threads: job_threads("default")
+    resources:
+        **job_resources("default"),
+    params:
+        code=code_version("text train-subwords"),
+        # the chapter's subword setting (subword_nmt), Table B.1's merges and the sample
+        flags=lambda w: flags_from(
+            {
+                **preprocess_plan.pair_options(
+                    PRE,
+                    CH4_CHAPTER,
+                    "-".join(sorted(ch4_training.optimized_pool(w.sample).split("-"))),
+                ),
+                **ch4_training.optimized_bpe_options(CH4, w.sample),
+            }
+        ),
+        setting=CH4_CHAPTER,
+        scale=CFG["scale"],
+    shell:
+        "mlrep text train-subwords --input {input} --out {output} --threads {threads} "
+        "--setting {params.setting} --model {wildcards.sample} "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+use rule encode_subwords as ch4_optimized_subwords with:
+    input:
+        unpack(
+            lambda w: ch4_training.optimized_text_inputs(
+                PATHS, w.sample, w.split, w.lang
+            )
+        ),
+    output:
+        text=ch4_data.optimized_subwords(PATHS, "{sample}", "{split}", "{lang}"),
+        meta=f"{ch4_data.optimized_subwords(PATHS, '{sample}', '{split}', '{lang}')}.meta.json",
+    log:
+        log_path(CH4_CHAPTER, "optimized_subwords", "{sample}.{split}.{lang}"),
+    wildcard_constraints:
+        sample=CH4_SAMPLE,
+        split="|".join(ch4_data.SPLITS),
+        lang="[a-z]{2}",
+
+
+# --- Table 4.7: reference-free adequacy (LASER; tiny: the packaged mUSE v3) ----------------
+# One job per scale scores every Table 4.7 fine-tune's hypotheses and each corpus's references
+# against the test source, the encoder loaded once (mlrep.chapters.ch4_jass.adequacy lists the
+# systems; runs laser/<fine-tune> and laser/<corpus>.reference).
+
+
+localrules:
+    ch4_jass_adequacy,
+
+
+rule ch4_adequacy:
+    """Reference-free adequacy: cosine of source and output sentence embeddings, ×100."""
+    input:
+        files=ch4_adequacy.inputs(PATHS, CH4),
+        encoder=ch4_adequacy.fetched(CH4, str(PATHS.resources)),
+    output:
+        ch4_adequacy.outputs(PATHS, CH4),
+    log:
+        log_path(CH4_CHAPTER, "adequacy"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("default")
+    resources:
+        **job_resources("default"),
+    params:
+        code=code_version("eval adequacy"),
+        systems=ch4_adequacy.system_flags(PATHS, CH4),
+        group=ch4_adequacy.GROUP,
+        # the group's folder: <out>/<run>/seed<N>/metrics.json
+        out=lambda w, output: str(Path(output[0]).parents[2]),
+        flags=flags_from(CH4["adequacy"]),
+        backend=PRE["tokenize"]["backend"],
+        segmented=" ".join(PRE_SEGMENTED),
+        section=CH4_CHAPTER,
+        scale=CFG["scale"],
+    shell:
+        "mlrep eval adequacy --section {params.section} --run-group {params.group} "
+        "--out {params.out} {params.systems} "
+        "--backend {params.backend} --segmented {params.segmented} --threads {threads} "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch4_jass_adequacy:
+    """Table 4.7: every planned fine-tune's adequacy and the Reference row."""
+    input:
+        ch4_adequacy.outputs(PATHS, CH4),
+        ch4_training.evaluation_targets(PATHS, CH4),
+
+
+# --- Pre-training accuracy (Tables 4.12, 4.13) and the reordering statistic -----------------
+# `ch4_token_accuracy` scores every planned pre-training at every seed in one process
+# (`mlrep nmt token-accuracy`, fairseq imported once): each task of each side on that task's
+# held-out pairs alone (the pool's valid words, `ch4_pretrain_pairs` with one task), and writes
+# each pre-training's metrics.json beside its model, with the moved-word share of its
+# reordering tasks' training pairs (`mlrep.chapters.ch4_jass.accuracy` says where everything is).
+# `ch4_jass_token_accuracy` is its target.
+
+
+rule ch4_token_accuracy:
+    """Every planned pre-training's teacher-forced token accuracy, per language and task."""
+    input:
+        **ch4_accuracy.inputs(PATHS, CH4),
+    output:
+        ch4_accuracy.targets(PATHS, CH4),
+    log:
+        log_path(CH4_CHAPTER, "token_accuracy"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_eval")
+    resources:
+        **job_resources("gpu_eval"),
+    params:
+        section=CH4_CHAPTER,
+        code=code_version("nmt token-accuracy"),
+        scored=ch4_accuracy.arguments(PATHS, CH4),
+        flags=flags_from(CH4["token_accuracy"]),
+        scale=CFG["scale"],
+    shell:
+        "mlrep nmt token-accuracy --section {params.section} {params.scored} "
+        "--threads {threads} --scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch4_jass_token_accuracy:
+    """Tables 4.12/4.13's metrics: every planned pre-training's, at every seed."""
+    input:
+        ch4_accuracy.targets(PATHS, CH4),
+
+
+localrules:
+    ch4_jass_token_accuracy,
 
 
 # ---- Case tables, Tables 4.10/4.11 (mlrep.chapters.ch4_jass.cases says where each file is)

@@ -52,7 +52,7 @@ def cases(section: Mapping[str, Any]) -> list[Case]:
     """The cases a resolved ``ch4_jass`` section shows: only planned systems, and no case for
     a table none of whose systems the scale plans."""
     found: dict[tuple[str, str, str, str], list[str]] = {}
-    for run_id in training.trained_finetunes(section):
+    for run_id in runs.planned_finetunes(section):
         run = runs.finetune(run_id)
         for cell in runs.cells(run_id):
             if cell.metric == METRIC:

@@ -60,7 +60,7 @@ def evaluations(section: Mapping[str, Any]) -> list[Evaluation]:
     """The evaluations a resolved ``ch4_jass`` section judges: only planned fine-tunes, and
     none where a scale plans no system of a human table's column."""
     found: dict[tuple[str, str, str], list[str]] = {}
-    for run_id in training.trained_finetunes(section):
+    for run_id in runs.planned_finetunes(section):
         if any(cell.metric in CRITERIA for cell in runs.cells(run_id)):
             run = runs.finetune(run_id)
             found.setdefault((run.corpus, run.direction, run.size), []).append(run_id)

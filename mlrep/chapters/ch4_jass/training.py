@@ -3,12 +3,13 @@ asks here): each pre-training's data-bin and model, each fine-tune's data-bin, m
 hypotheses and metrics, and the runs a scale trains.
 
 - ``data/bin/pretrain/<id>/``: `mlrep nmt pair-pretrain` of a pre-training: both sides'
-  pairs (`data.sides`) and the pair's dictionary ``dict.txt``, which also counts the pool's
-  fine-tuning subwords (train and valid of both languages), so no fine-tuning subword is
-  ``<unk>``;
+  pairs (`data.sides`) and the pair's dictionary ``dict.txt``, which also counts the
+  fine-tuning subwords of the pair's pools (train and valid of both languages), so no
+  fine-tuning subword is ``<unk>``;
 - ``data/bin/finetune/<id>/``: `mlrep nmt pair-finetune` of a fine-tune: the first
   `runs.sample_size` lines of its pool's training subwords in its direction, the pool's valid
-  set, binarised with the dictionary of its start (`dictionary_source`);
+  set, binarised with the dictionary of its start (`dictionary_source`; #0*: the sample's
+  own ``dict.txt``, written there);
 - ``pretrain/<id>/seed<N>/model/`` and ``<id>/seed<N>/model/`` (`Paths.model`): `mlrep nmt
   pair-train`'s checkpoints and ``train.json``; a fine-tune at seed N starts from its
   pre-training's ``checkpoint_best.pt`` at seed N. A fine-tune is a run of the chapter's
@@ -20,9 +21,12 @@ The no-pre-training baseline #0 (``vanilla``) is a Transformer-big trained from 
 same fine-tuning data, so it takes the dictionary of its pair's MASS pre-training data
 (`VANILLA_DICTIONARY`): the same BPE and the same sample as the pre-trained rows, and a
 dictionary every pair has (MASS is pre-trained by every pair model) whether or not the scale
-trains that MASS model. The optimised baseline #0* needs its own BPE and a model shape
-(Table B.1) that `mlrep nmt pair-train` cannot set yet: `trained_finetunes` refuses a plan
-that lists it (params.yaml leaves it out at every scale).
+trains that MASS model. The optimised baseline #0* (``optimized``, `OPTIMIZED`) has its own
+everything, per fine-tuning sample (`data.sample`, Table B.1's column of its size,
+`settings.optimized`): a joint BPE learned on the sample's words with the size's merges
+(`data.optimized_bpe`), the pool written in it (`data.optimized_subwords`), a dictionary of
+the sample alone (`mlrep nmt pair-finetune` without ``--dict``) and a small model whose shape,
+dropout, label smoothing and batch replace the ``finetune`` block's (`train_settings`).
 """
 
 from __future__ import annotations
@@ -30,13 +34,13 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from mlrep.chapters.ch4_jass import data, runs
-from mlrep.chapters.ch4_jass.settings import SECTION
+from mlrep.chapters.ch4_jass.settings import SECTION, optimized
 from mlrep.cliutil import flags_from
-from mlrep.errors import MlrepError
 from mlrep.paths import Paths
 
 PRETRAIN, FINETUNE = "pretrain", "finetune"  # the stages: pair-train's --stage, folder names
@@ -49,11 +53,7 @@ DATA_BIN = "bin"  # `mlrep.nmt.pair.BIN`
 STEP_SEPARATOR = "::"  # `mlrep.nmt.cli.STEP_SEPARATOR`
 # the pre-trained model whose data's dictionary #0 is binarised with (see the module's doc)
 VANILLA_DICTIONARY = "mass"
-UNTRAINED_BASELINES = ("optimized",)  # #0*: pair-train has no model-shape options yet
-
-
-class Ch4TrainingError(MlrepError):
-    """A plan that asks for a run the training rules cannot train."""
+OPTIMIZED = "optimized"  # #0*: its own BPE, dictionary and model shape per sample
 
 
 def pretrain_data(paths: Paths, run_id: str) -> str:
@@ -64,9 +64,14 @@ def finetune_data(paths: Paths, run_id: str) -> str:
     return str(data.root(paths) / "bin" / FINETUNE / run_id)
 
 
+def pretrain_run(run_id: str) -> str:
+    """A pre-training's run folder name under ``results/ch4_jass/`` (its model, its metrics)."""
+    return f"{PRETRAIN}/{run_id}"
+
+
 def model(paths: Paths, stage: str, run_id: str, seed: int | str) -> str:
     """The ``train.json`` of a run's model folder (its checkpoints sit beside it)."""
-    run = f"{PRETRAIN}/{run_id}" if stage == PRETRAIN else run_id
+    run = pretrain_run(run_id) if stage == PRETRAIN else run_id
     return str(paths.model(SECTION, run, seed) / SUMMARY)
 
 
@@ -93,11 +98,11 @@ def best(paths: Paths, stage: str, run_id: str, seed: int | str) -> str:
     return str(Path(model(paths, stage, run_id, seed)).parent / BEST)
 
 
-def pretrain_inputs(paths: Paths, run_id: str) -> dict[str, list[str]]:
+def pretrain_inputs(paths: Paths, run_id: str, section: Mapping[str, Any]) -> dict[str, list[str]]:
     """`mlrep nmt pair-pretrain`'s files of a pre-training, by option: each side's train and
-    valid pairs (first language first) and the pool's train and valid subwords."""
+    valid pairs (first language first) and the train and valid subwords of every pool of its
+    pair model that the resolved ``ch4_jass`` `section` builds (`data.model_pools`)."""
     run = runs.pretraining(run_id)
-    pair = data.FINETUNE_PAIRS[run.pair]
     found: dict[str, list[str]] = {}
     for split in data.PRETRAIN_SPLITS:
         stems = [
@@ -107,7 +112,8 @@ def pretrain_inputs(paths: Paths, run_id: str) -> dict[str, list[str]]:
         found[f"{split}_source"] = [f"{stem}.src" for stem in stems]
         found[f"{split}_target"] = [f"{stem}.tgt" for stem in stems]
     found["finetune_text"] = [
-        data.subwords(paths, pair, split, lang)
+        data.subwords(paths, corpus, split, lang)
+        for corpus in data.model_pools(section, run.pair)
         for split in data.PRETRAIN_SPLITS
         for lang in run.languages
     ]
@@ -116,24 +122,90 @@ def pretrain_inputs(paths: Paths, run_id: str) -> dict[str, list[str]]:
 
 def dictionary_source(run_id: str) -> str:
     """The pre-training whose data's ``dict.txt`` a fine-tune is binarised with: its start,
-    or for a baseline its pair's MASS pre-training (`VANILLA_DICTIONARY`)."""
+    for #0 its pair's MASS pre-training (`VANILLA_DICTIONARY`); "" for #0*, whose dictionary
+    is its own sample's."""
     run = runs.finetune(run_id)
+    if run.start == OPTIMIZED:
+        return ""
     if run.pretrained:
         return run.pretrained
     return runs.PreTraining(runs.CORPORA[run.corpus].pair, runs.model(VANILLA_DICTIONARY)).id
 
 
+def fine_text(paths: Paths, run_id: str, split: str, lang: str) -> str:
+    """One language of a split of a fine-tune's pool in the fine-tune's BPE: its pair model's,
+    or for #0* its own sample's."""
+    run = runs.finetune(run_id)
+    if run.start == OPTIMIZED:
+        return data.optimized_subwords(paths, data.sample(run.corpus, run.size), split, lang)
+    return data.subwords(paths, data.pool_of(run.corpus), split, lang)
+
+
 def finetune_inputs(paths: Paths, run_id: str) -> dict[str, str]:
     """`mlrep nmt pair-finetune`'s files of a fine-tune: the pre-training data folder whose
-    ``dict.txt`` it is binarised with (``pair_data``), then by option the pool's training and valid
-    subwords in its direction (the sample is a prefix of train)."""
+    ``dict.txt`` it is binarised with (``pair_data``; none for #0*), then by option the pool's
+    training and valid subwords in its direction (the sample is a prefix of train)."""
     run = runs.finetune(run_id)
-    pair = data.pool_of(run.corpus)
-    found = {"pair_data": pretrain_data(paths, dictionary_source(run_id))}
+    source = dictionary_source(run_id)
+    found = {"pair_data": pretrain_data(paths, source)} if source else {}
     for split in data.PRETRAIN_SPLITS:
-        found[f"{split}_source"] = data.subwords(paths, pair, split, run.src)
-        found[f"{split}_target"] = data.subwords(paths, pair, split, run.tgt)
+        found[f"{split}_source"] = fine_text(paths, run_id, split, run.src)
+        found[f"{split}_target"] = fine_text(paths, run_id, split, run.tgt)
     return found
+
+
+def optimized_samples(section: Mapping[str, Any]) -> list[str]:
+    """The samples (`data.sample`) whose own BPE and text the planned #0* fine-tunes read."""
+    planned = [runs.finetune(r) for r in runs.planned_finetunes(section)]
+    return list(
+        dict.fromkeys(data.sample(r.corpus, r.size) for r in planned if r.start == OPTIMIZED)
+    )
+
+
+def _sample_run(sample: str) -> runs.FineTune:
+    """A #0* fine-tune of `sample` (both directions share its sample and its BPE)."""
+    corpus, size = sample.split(".", 1)
+    return runs.FineTune(corpus, runs.CORPORA[corpus].directions[0], size, OPTIMIZED)
+
+
+def optimized_pool(sample: str) -> str:
+    """The pool (its corpus, ``aspec_je``, …) a sample is cut from."""
+    return data.pool_of(_sample_run(sample).corpus)
+
+
+def optimized_bpe_inputs(paths: Paths, sample: str) -> list[str]:
+    """The pool training words of both languages a sample's BPE learns from (their first
+    `optimized_bpe_options` ``max_lines`` lines)."""
+    pool = optimized_pool(sample)
+    languages = data.corpus_pair(pool).split("-")
+    return [f"{data.pool(paths, pool)}/train.{lang}" for lang in languages]
+
+
+def optimized_bpe_options(section: Mapping[str, Any], sample: str) -> dict[str, int]:
+    """`mlrep text train-subwords`' options of a sample's BPE: Table B.1's merges of its size
+    and its training lines (`runs.sample_size`, 0: the whole pool)."""
+    run = _sample_run(sample)
+    return {
+        "merges": optimized(section, run.size).merges,
+        "max_lines": runs.sample_size(section, run.id),
+    }
+
+
+def optimized_text_inputs(paths: Paths, sample: str, split: str, lang: str) -> dict[str, str]:
+    """The pool words and the sample's BPE that `data.optimized_subwords` encodes."""
+    pool = data.pool(paths, optimized_pool(sample))
+    return {"text": f"{pool}/{split}.{lang}", "model": data.optimized_bpe(paths, sample)}
+
+
+def train_settings(section: Mapping[str, Any], run_id: str) -> dict[str, Any]:
+    """`mlrep nmt pair-train`'s settings of a fine-tune: the ``finetune`` block, for #0* with
+    its size's Table B.1 values (shape, dropout, label smoothing, batch) in place; its BPE
+    merges are its data's (`optimized_bpe_options`)."""
+    run = runs.finetune(run_id)
+    block = dict(section[FINETUNE])
+    if run.start == OPTIMIZED:
+        block |= {k: v for k, v in asdict(optimized(section, run.size)).items() if k != "merges"}
+    return block
 
 
 def init_inputs(paths: Paths, run_id: str, seed: int | str) -> dict[str, str]:
@@ -150,51 +222,40 @@ def init_flag(paths: Paths, run_id: str, seed: int | str) -> str:
 
 
 def decode_files(paths: Paths, run_id: str) -> dict[str, str]:
-    """A fine-tune's test set in its pair model's BPE: source and reference (for decoding)."""
+    """A fine-tune's test set in its BPE (`fine_text`): source and reference (for decoding)."""
     run = runs.finetune(run_id)
-    pair = data.pool_of(run.corpus)
     return {
-        side: data.subwords(paths, pair, "test", lang)
+        side: fine_text(paths, run_id, "test", lang)
         for side, lang in (("source", run.src), ("target", run.tgt))
     }
-
-
-def trained_finetunes(section: Mapping[str, Any]) -> list[str]:
-    """The planned fine-tunes, each of which the rules can train."""
-    planned = runs.planned_finetunes(section)
-    for run_id in planned:
-        if runs.finetune(run_id).start in UNTRAINED_BASELINES:
-            raise Ch4TrainingError(
-                f"params.yaml {SECTION}.baselines lists {runs.finetune(run_id).start} (#0*): "
-                "its model shape is not an option of `mlrep nmt pair-train` yet; remove it"
-            )
-    return planned
 
 
 def pretrain_data_ids(section: Mapping[str, Any]) -> list[str]:
     """The pre-trainings whose data a scale builds: the planned ones and the dictionary
     sources of the planned fine-tunes (a baseline's, `dictionary_source`)."""
     needed = runs.planned_pretrainings(section)
-    needed += [dictionary_source(run_id) for run_id in trained_finetunes(section)]
-    return list(dict.fromkeys(needed))
+    needed += [dictionary_source(run_id) for run_id in runs.planned_finetunes(section)]
+    return [run_id for run_id in dict.fromkeys(needed) if run_id]
 
 
 def targets(paths: Paths, section: Mapping[str, Any]) -> list[str]:
     """Every planned model's ``train.json``, at every seed of the section, and the subwords of
     every split of the pools they fine-tune on (the test sets are what they decode)."""
-    pools = dict.fromkeys(data.pool_of(runs.finetune(r).corpus) for r in trained_finetunes(section))
+    pools = dict.fromkeys(
+        data.pool_of(runs.finetune(r).corpus) for r in runs.planned_finetunes(section)
+    )
     text = [
         data.subwords(paths, pair, split, lang)
         for pair in pools
         for split in data.SPLITS
-        for lang in pair.split("-")
+        for lang in data.corpus_pair(pair).split("-")
     ]
     return text + [
         model(paths, stage, run_id, seed)
         for seed in section["seeds"]
         for stage, ids in (
             (PRETRAIN, runs.planned_pretrainings(section)),
-            (FINETUNE, trained_finetunes(section)),
+            (FINETUNE, runs.planned_finetunes(section)),
         )
         for run_id in ids
     ]
@@ -205,7 +266,7 @@ def evaluation_targets(paths: Paths, section: Mapping[str, Any]) -> list[str]:
     return [
         metrics(paths, run_id, seed)
         for seed in section["seeds"]
-        for run_id in trained_finetunes(section)
+        for run_id in runs.planned_finetunes(section)
     ]
 
 
@@ -220,7 +281,7 @@ def finetune_jobs(section: Mapping[str, Any]) -> dict[str, list[str]]:
     its fine-tune's id, or its start and chunk number, alike."""
     size = section["finetunes_per_job"]
     starts: dict[str, list[str]] = {}
-    for run_id in trained_finetunes(section):
+    for run_id in runs.planned_finetunes(section):
         run = runs.finetune(run_id)
         # a baseline starts each pair model's runs afresh: one group per pair model
         start = run.start if run.pretrained else f"{runs.CORPORA[run.corpus].pair}-{run.start}"
@@ -285,16 +346,17 @@ def finetune_steps(
     checkpoint (`pair-train`; #0 from scratch), decoding (`pair-translate`) and WAT-style
     BLEU (`pair-score`). ``backend`` is the Moses tokenizer of the words (the signature's)."""
     steps: list[list[str]] = []
-    training = shlex.split(flags_from(section[FINETUNE]))
     for run_id in run_ids:
         run = runs.finetune(run_id)
         data_bin = finetune_data(paths, run_id)
         given = finetune_inputs(paths, run_id)
+        dictionary = {"dict": f"{given.pop('pair_data')}/{DICT}"} if "pair_data" in given else {}
         words = score_inputs(paths, run_id)
+        training = shlex.split(flags_from(train_settings(section, run_id)))
         steps.append(
             _step(
                 "pair-finetune",
-                dict=f"{given.pop('pair_data')}/{DICT}",
+                **dictionary,
                 direction=run.direction,
                 train_lines=runs.sample_size(section, run_id),
                 out=data_bin,
