@@ -6,6 +6,7 @@ import argparse
 
 from mlrep.evaluate.adequacy_cli import register_adequacy
 from mlrep.evaluate.analysis_cli import register_analyses
+from mlrep.evaluate.cases_cli import register_cases
 from mlrep.evaluate.human_cli import register_human
 from mlrep.evaluate.suite_cli import register_suite
 
@@ -19,3 +20,4 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     register_suite(sub, common)
     register_human(sub, common)
     register_adequacy(sub, common)
+    register_cases(sub, common)

@@ -11,7 +11,7 @@ from mlrep.cliutil import UsageError, add_options, scale_of, settings_from
 from mlrep.evaluate import human
 
 
-def _systems(pairs: list[str]) -> dict[str, Path]:
+def systems_option(pairs: list[str]) -> dict[str, Path]:
     """``NAME=FILE`` options as a mapping; a name given twice is a mistake, not an override."""
     out: dict[str, Path] = {}
     for pair in pairs:
@@ -26,7 +26,7 @@ def _systems(pairs: list[str]) -> dict[str, Path]:
 
 def _export(args: argparse.Namespace) -> int:
     _, settings = settings_from(args, human.HumanSettings, ("evaluate.human",))
-    outputs = _systems(args.systems)
+    outputs = systems_option(args.systems)
     key = human.export(args.source, outputs, args.direction, settings, args.sheet, args.key)
     summary = {"sheet": str(args.sheet), "key": str(args.key), "items": len(key.labels)}
     print(json.dumps(summary | {"systems": len(key.systems)}))

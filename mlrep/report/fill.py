@@ -8,6 +8,9 @@ measured values only, its printed Δ checked against its printed operands where 
 A cited row (`TableDef.rows`) is never looked up: its cells keep their printed numbers, read
 ``cited``, and so are never bold or significant on the measured side; a row bound to another
 chapter reads that chapter's results.
+A *text* cell reads a named text of a run (metrics.json ``texts``: a case table's sentence and
+its translations) at the lowest seed found: it has no value, so it is never averaged, bolded,
+tested for significance or read by a claim.
 """
 
 from __future__ import annotations
@@ -70,6 +73,8 @@ class Cell:
     bold_measured: bool = False
     bold_published: bool = False
     p_value: float | None = None
+    text: str | None = None  # a text cell's measured text (metrics.json ``texts``)
+    text_seed: int | None = None  # the seed it was read at
 
     def clear_measured(self) -> None:
         """Drop what was measured (value, seeds, per-sentence data): an aggregate or a delta
@@ -105,7 +110,7 @@ class Cell:
 
     @property
     def status(self) -> str:
-        if self.measured is not None:
+        if self.measured is not None or self.text is not None:
             return "measured"
         if self.cited:
             return CITED
@@ -173,8 +178,13 @@ def _measure(keys: list[CellKey], results: Results, chapter: str, cell: Cell) ->
     used = set()
     for key in keys:
         values = {}
-        for result in results.seeds(chapter, key.run):
+        for result in sorted(results.seeds(chapter, key.run), key=lambda r: r.seed):
             if key.seed is not None and result.seed != key.seed:
+                continue
+            if len(keys) == 1 and key.metrics[0] in result.texts:  # a text: the lowest seed's
+                if cell.text is None:
+                    cell.text, cell.text_seed = result.texts[key.metrics[0]], result.seed
+                    used.add((chapter, key.run))
                 continue
             waiting = [result.pending[m] for m in key.metrics if m in result.pending]
             if waiting:

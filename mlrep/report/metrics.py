@@ -17,7 +17,8 @@ with this content (JSON object; extra keys are ignored)::
       "sentence_scores": {"zst_off_target": [100.0, 0.0, ...]},
       "groups": {"zst_bleu": [["de-fr", 200], ["fr-de", 200], ...]},
       "pending": {"adequacy_ja-zh": "awaiting human scores"},
-      "signatures": {"zst_bleu": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.4.3"}
+      "signatures": {"zst_bleu": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.4.3"},
+      "texts": {"case_mass": "The network structure of the water ..."}
     }
 
 ``metrics`` holds the numbers the tables and claims name (a table definition maps each cell to
@@ -46,6 +47,12 @@ the segmentation before it where the words were segmented for scoring), so a tab
 each of its numbers was scored (`mlrep.report.render.notes`). A metric that is the mean of
 test sets scored in several ways has their distinct signatures joined (`joint_signature`). A
 signature belongs to a name in ``metrics``: one for a metric not measured is refused.
+
+``texts`` is optional: named strings a table prints as they are, not numbers (a test
+sentence's source, reference and a system's translation of it: a case table). A text cell
+reads ``measured text / published text``; it is never averaged, bolded, marked † or read by a
+claim (`mlrep.report.fill`). Its names are declared like the metrics', and a name is either a
+number or a text, never both.
 
 **Floors.** ``floor_<name>`` (`FLOOR`) is the floor of metric ``<name>``, written by the same
 run into the same file, with its own per-sentence data and groups under the floor's name: the
@@ -94,6 +101,7 @@ PLACEHOLDERS = {
     "lang3": r"[a-z]{3}",
     "k": r"[1-9][0-9]*",
     "group": r"[a-z0-9]+",
+    "name": r"[a-z0-9]+(?:[-_.][a-z0-9]+)*",  # a run's or system's name (``jaen-mass``)
 }
 _FIELD = re.compile(r"\{([^{}]*)\}")
 SIGNATURE_JOIN = " + "  # between the distinct signatures of a mean (`joint_signature`)
@@ -214,6 +222,7 @@ class SeedResult:
     chrf_stats: dict[str, list[list[float]]] = field(default_factory=dict)
     pending: dict[str, str] = field(default_factory=dict)
     signatures: dict[str, str] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
 
     def floor(self) -> SeedResult:
         """The floors of this result's metrics, under the metrics' own names."""
@@ -255,6 +264,7 @@ def read(path: Path) -> SeedResult:
         chrf_stats=chrf,
         pending=data.get("pending", {}),
         signatures=data.get("signatures", {}),
+        texts=data.get("texts", {}),
     )
 
 
@@ -316,15 +326,16 @@ def write(
     chrf_stats: Mapping[str, list[list[float]]] | None = None,
     pending: Mapping[str, str] | None = None,
     signatures: Mapping[str, str] | None = None,
+    texts: Mapping[str, str] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """Write one run's metrics.json (atomically) and return what was written.
 
     The one writer of the contract: every name in `metrics`, `bleu_stats`, `chrf_stats`,
-    `sentence_scores`, `groups` and `pending` must be declared by `chapter` (`declared`), every
-    name in `signatures` must be in `metrics`, and the document must pass the checks `read`
-    applies, so a file the report would reject or never look up is not written. `extra` keys
-    (per-direction details, a baseline's checkpoint) are kept as given.
+    `sentence_scores`, `groups`, `pending` and `texts` must be declared by `chapter`
+    (`declared`), every name in `signatures` must be in `metrics`, and the document must pass
+    the checks `read` applies, so a file the report would reject or never look up is not
+    written. `extra` keys (per-direction details, a baseline's checkpoint) are kept as given.
     """
     document: dict[str, Any] = {
         "chapter": chapter,
@@ -338,6 +349,7 @@ def write(
         **({"groups": {k: [list(g) for g in v] for k, v in groups.items()}} if groups else {}),
         **({"pending": dict(pending)} if pending else {}),
         **({"signatures": dict(signatures)} if signatures else {}),
+        **({"texts": dict(texts)} if texts else {}),
         **extra,
     }
     names = [
@@ -347,6 +359,7 @@ def write(
         *(sentence_scores or {}),
         *(groups or {}),
         *(pending or {}),
+        *(texts or {}),
     ]
     declared(chapter).check(names, str(path))
     _contents(document, path)
@@ -363,7 +376,7 @@ def _contents(
     dict[str, list[tuple[str, int]]],
 ]:
     """Check a metrics document against the contract: (metrics, bleu_stats, sentence_scores,
-    groups); ``chrf_stats``, ``pending`` and ``signatures`` are checked alike and read by
+    groups); ``chrf_stats``, ``pending``, ``signatures`` and ``texts`` are checked alike and read by
     `read`."""
     if not isinstance(data, dict):
         raise MetricsFileError(f"{path}: expected a JSON object (see mlrep/report/metrics.py)")
@@ -418,6 +431,14 @@ def _contents(
         raise MetricsFileError(
             f"{path}: signatures.{', signatures.'.join(unmeasured)} for a metric not in "
             "metrics; write the signature under the name of the metric it scored"
+        )
+    texts = data.get("texts", {})
+    if not isinstance(texts, dict) or any(not isinstance(t, str) for t in texts.values()):
+        raise MetricsFileError(f"{path}: texts must map names to strings")
+    numbers = sorted(set(texts) & set(metrics))
+    if numbers:
+        raise MetricsFileError(
+            f"{path}: {', '.join(numbers)} both a metric and a text; write each name once"
         )
     return metrics, stats, scores, _groups(data.get("groups", {}), {**stats, **chrf}, scores, path)
 

@@ -4,7 +4,9 @@ Every value cell reads ``measured / published``: the measured value at the repor
 (mean over seeds, in the magnitude its printed cell uses: a count beside ``471M`` in
 millions; ``not run`` where no result exists at this scale; the reason a run gives for a
 metric it cannot measure yet, such as ``awaiting human scores``; ``cited`` in a row quoted from
-prior work, whose source the notes name), then the printed value.
+prior work, whose source the notes name), then the printed value; a text cell (a case
+table's sentence and translations, metrics.json ``texts``) reads ``measured text / published
+text``, never bold or marked.
 Bold marks the best value (or the best N, ``bold_top``) per column on each side; ``†`` marks a
 measured BLEU cell significantly better than the definition's baseline row (paired bootstrap);
 ``⚠`` marks a printed aggregate that disagrees with its own cells (see the notes). The notes
@@ -74,6 +76,8 @@ LATEX_PREAMBLE = r"""% The packages these tables need (pdflatex); \input this fi
 
 def measured_text(cell: Cell, alpha: float) -> str:
     """The measured side of a cell as text, without markup."""
+    if cell.text is not None:
+        return cell.text
     if cell.measured is None:
         return cell.status
     sign = "+" if cell.delta else ""  # a difference reads like the printed Δ: +0.4, -1.0
@@ -131,6 +135,9 @@ def notes(filled: FilledTable) -> list[str]:
     out = [f"{WARNING} {flag}" for flag in filled.flags]
     out += [f"Caveat: {c}" for c in filled.published.source.caveats]
     out += signature_notes(filled)
+    seeds = sorted({c.text_seed for row in filled.cells for c in row if c.text is not None})
+    if seeds:
+        out.append(f"Text cells: the measured text at seed {', '.join(map(str, seeds))}.")
     definition = filled.definition
     cited = [
         f"{_row_label(filled, i)} ({definition.cited(key)})"
@@ -213,7 +220,10 @@ def latex(filled: FilledTable) -> str:
     """
     header = filled.published.header
     labels = filled.definition.labels
-    spec = "l" * labels + "r" * (len(header) - labels)
+    texts = [
+        any(row[i].text is not None for row in filled.cells) for i in range(len(header) - labels)
+    ]
+    spec = "l" * labels + "".join("l" if text else "r" for text in texts)
     body = [" & ".join(_tex(h) for h in header) + r" \\", r"\midrule"]
     for row in _rows(filled, ("\x00", "\x01")):
         cells = [_tex(c).replace("\x00", r"\textbf{").replace("\x01", "}") for c in row]
@@ -263,13 +273,23 @@ def csv_text(filled: FilledTable) -> str:
                     cell.published,
                     "" if cell.published_value is None else cell.published_value,
                     cell.flag or "",
-                    "" if cell.measured is None else f"{cell.measured:.6g}",
+                    cell.text if cell.text is not None else _number(cell),
                     status,
-                    " ".join(str(s) for s in cell.seeds) if cell.measured is not None else "",
+                    _seeds(cell),
                     filled.scale,
                 ]
             )
     return buffer.getvalue()
+
+
+def _seeds(cell: Cell) -> str:
+    if cell.text is not None:
+        return str(cell.text_seed)
+    return " ".join(str(s) for s in cell.seeds) if cell.measured is not None else ""
+
+
+def _number(cell: Cell) -> str:
+    return "" if cell.measured is None else f"{cell.measured:.6g}"
 
 
 def html_table(filled: FilledTable) -> str:
@@ -291,6 +311,8 @@ def html_table(filled: FilledTable) -> str:
             meas_class = "meas best" if cell.bold_measured else "meas"
             if cell.cited:
                 meas_class += " cited"
+            elif cell.text is not None:
+                meas_class += " text"
             elif cell.measured is None:
                 meas_class += " notrun"
             source = f' title="{html.escape(cell.cited)}"' if cell.cited else ""

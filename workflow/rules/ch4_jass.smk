@@ -31,6 +31,7 @@ its metrics.json, at every seed. Each fine-tune's folder is a run of the chapter
 planned fine-tune's metrics.
 """
 
+import glob
 import os
 import re
 import shlex
@@ -38,6 +39,7 @@ from pathlib import Path
 
 from mlrep.chapters.ch4_jass import accuracy as ch4_accuracy
 from mlrep.chapters.ch4_jass import adequacy as ch4_adequacy
+from mlrep.chapters.ch4_jass import cases as ch4_cases
 from mlrep.chapters.ch4_jass import data as ch4_data
 from mlrep.chapters.ch4_jass import human as ch4_human
 from mlrep.chapters.ch4_jass import runs as ch4_runs
@@ -658,3 +660,50 @@ rule ch4_jass_token_accuracy:
 
 localrules:
     ch4_jass_token_accuracy,
+
+
+# ---- Case tables, Tables 4.10/4.11 (mlrep.chapters.ch4_jass.cases says where each file is)
+# `ch4_cases` writes, in one job for the scale, every case's run cases/<corpus>.<dir>.<size>:
+# the test line params.yaml ch4_jass.cases.<table>.line names (0: the line whose reference is
+# the published one), its reference and each planned system's hypothesis at the shown seed.
+# `ch4_jass_cases` is the piece's target.
+CH4_CASES = ch4_cases.cases(CH4)
+
+
+localrules:
+    ch4_cases,
+    ch4_jass_cases,
+
+
+rule ch4_cases:
+    """Every case table's texts (`mlrep eval case`, one command per case)."""
+    input:
+        [path for c in CH4_CASES for path in ch4_cases.files(PATHS, c)],
+        # the published tables a line 0 reads (globbed, as the report's: shipped, never built)
+        published=[
+            path
+            for c in CH4_CASES
+            for path in glob.glob(f"{PATHS.reference / c.table}.csv")
+        ],
+    output:
+        ch4_cases.targets(PATHS, CH4),
+    log:
+        log_path(CH4_CHAPTER, "cases"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+    params:
+        code=code_version("eval case"),
+        commands=" && ".join(
+            ch4_cases.command(PATHS, CH4, c, CFG["scale"]) for c in CH4_CASES
+        ),
+    shell:
+        "({params.commands}) > {log} 2>&1"
+
+
+rule ch4_jass_cases:
+    """Tables 4.10/4.11's text cells: every case's run (`ch4_cases.targets`)."""
+    input:
+        ch4_cases.targets(PATHS, CH4),

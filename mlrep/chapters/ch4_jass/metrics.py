@@ -10,11 +10,14 @@ writes its teacher-forced token accuracy per language and task, Tables 4.12/4.13
 (`mlrep.nmt.token_accuracy.metrics`), and beside it the
 reordering statistic of its pre-training data, ``moved_words_<lang>_<task>``
 (`mlrep.nmt.token_accuracy.moved_words`), which the thesis states in its text only.
+A case of Tables 4.10/4.11 writes the texts ``case_source``, ``case_reference`` and
+``case_<start>`` per system (`mlrep.evaluate.cases`).
 """
 
 from __future__ import annotations
 
 from mlrep.evaluate.adequacy import PATTERNS as ADEQUACY_PATTERNS
+from mlrep.evaluate.cases import PATTERNS as CASE_PATTERNS
 from mlrep.evaluate.human import PATTERNS as HUMAN_PATTERNS
 from mlrep.nmt.token_accuracy import PATTERNS as ACCURACY_PATTERNS
 
@@ -23,4 +26,5 @@ PATTERNS: tuple[str, ...] = (
     *HUMAN_PATTERNS,
     *ADEQUACY_PATTERNS,
     *ACCURACY_PATTERNS,
+    *CASE_PATTERNS,
 )

@@ -183,7 +183,7 @@ class Column:
     corpus: str
     direction: str
     size: str
-    metric: str = "bleu"  # bleu | laser | adequacy | fluency | accuracy
+    metric: str = "bleu"  # bleu | laser | adequacy | fluency | accuracy | case
 
 
 @dataclass(frozen=True)
@@ -279,6 +279,19 @@ def _analysis(table: str, rows: tuple[tuple[str, str], ...], corpus: str) -> Gri
     return Grid(table, "", "#", rows, columns)
 
 
+def _case(table: str, corpus: str, direction: str, rows: tuple[tuple[str, str], ...]) -> Grid:
+    """Tables 4.10/4.11: one 10k test sentence's translation by each system (rows by their
+    ``System`` label; the ``Text`` column is the case's text, `mlrep.chapters.ch4_jass.cases`)."""
+    return Grid(table, "", "System", rows, (Column("Text", corpus, direction, "10k", "case"),))
+
+
+_CASE_JA = (
+    ("w/o pre-training", "vanilla"),
+    ("MASS", "mass"),
+    ("BMASS", "bmass"),
+    ("BRSS", "brss"),
+    ("JASS", "jass"),
+)
 _EVALUATED = (("0", "vanilla"), ("1", "mass"), ("2", "bmass"), ("3", "brss"), ("4", "jass"))
 GRIDS: tuple[Grid, ...] = (
     Grid("thesis-table-4.3", "aspec_je", "#", _numbered("jaen"), _columns("aspec_je", LOW_SIZES)),
@@ -326,6 +339,34 @@ GRIDS: tuple[Grid, ...] = (
         "thesis-table-4.9",
         (("0", "vanilla"), ("1", "mass"), ("2", "pmass-p"), ("3", "hfss"), ("4", "enss")),
         "aspec_je",
+    ),
+    _case(
+        "thesis-table-4.10",
+        "aspec_je",
+        "ja-en",
+        (
+            *_CASE_JA,
+            ("MultiMASS (Ja)", "multimass-ja"),
+            ("Deshuffling (Ja)", "deshuffle-ja"),
+            ("Multi-task baseline (Ja)", "mass-deshuffle-ja"),
+            ("PMASS", "pmass-p"),
+            ("HFSS", "hfss"),
+            ("ENSS", "enss"),
+            ("MultiMASS (En)", "multimass-en"),
+            ("Deshuffling (En)", "deshuffle-en"),
+            ("Multi-task baseline (En)", "mass-deshuffle-en"),
+        ),
+    ),
+    _case(
+        "thesis-table-4.11",
+        "wiki_jc",
+        "zh-ja",
+        (
+            *_CASE_JA,
+            ("MultiMASS", "multimass-ja"),
+            ("Deshuffling", "deshuffle-ja"),
+            ("Multi-task baseline", "mass-deshuffle-ja"),
+        ),
     ),
 )
 
