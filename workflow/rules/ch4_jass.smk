@@ -68,13 +68,15 @@ CH4_FINETUNE_MODEL = ch4_training.model(PATHS, ch4_training.FINETUNE, "{run}", "
 MONOLINGUAL_EXCLUDE[CH4_CHAPTER] = ch4_data.exclude_ids(PATHS, CH4)
 CHAPTER_DATA[CH4_CHAPTER] = ch4_data.corpus_folders(PRE, PATHS, CH4)
 # the chapter's run folders: every planned fine-tune's metrics at every seed, their adequacy
-# (Table 4.7), the pre-trained models' token accuracy (Tables 4.12, 4.13), and the human
-# evaluation's systems (pending until their sheets are returned)
+# (Table 4.7), the pre-trained models' token accuracy (Tables 4.12, 4.13), the human
+# evaluation's systems (pending until their sheets are returned) and the case tables' texts
+# (Tables 4.10, 4.11)
 CHAPTER_TARGETS[CH4_CHAPTER] = [
     *ch4_training.evaluation_targets(PATHS, CH4),
     *ch4_adequacy.outputs(PATHS, CH4),
     *ch4_accuracy.targets(PATHS, CH4),
     *ch4_human.targets(PATHS, CH4),
+    *ch4_cases.targets(PATHS, CH4),
 ]
 
 
