@@ -34,7 +34,6 @@ planned fine-tune's metrics.
 import glob
 import os
 import re
-import shlex
 from pathlib import Path
 
 from mlrep.chapters.ch4_jass import accuracy as ch4_accuracy
@@ -119,7 +118,7 @@ for _corpus in ch4_data.CORPORA:
         params:
             code=code_version("data finetune-pool"),
             flags=lambda w, corpus=_corpus: ch4_data.pool_flags(PRE, PATHS, CH4, corpus),
-            out=ch4_data.pool(PATHS, _corpus),
+            out=lambda w, output: os.path.dirname(output[0]),
             section=f"{CH4_CHAPTER}.data",
             scale=CFG["scale"],
         shell:
@@ -419,18 +418,6 @@ CH4_HUMAN = ch4_human.evaluations(CH4)
 CH4_HUMAN_RETURNED = Path(CH4["human"]["returned"])
 
 
-def ch4_human_aggregate(evaluation):
-    """The `mlrep eval human-aggregate` command of one evaluation (a judge names a sheet:
-    quoted)."""
-    sheets = ch4_human.sheets_read(PATHS, CH4_HUMAN_RETURNED, evaluation.name)
-    return (
-        f"mlrep eval human-aggregate --sheets {' '.join(map(shlex.quote, sheets))} "
-        f"--key {ch4_human.key(PATHS, evaluation.name)} --section {CH4_CHAPTER} "
-        f"--run-group {ch4_human.GROUP} --seed {evaluation.seed} "
-        f"--out {PATHS.run_group(CH4_CHAPTER, ch4_human.GROUP)} --scale {CFG['scale']}"
-    )
-
-
 localrules:
     ch4_human_export,
     ch4_human_aggregate,
@@ -497,7 +484,10 @@ rule ch4_human_aggregate:
         **job_resources("cpu_light"),
     params:
         code=code_version("eval human-aggregate"),
-        commands=" && ".join(ch4_human_aggregate(e) for e in CH4_HUMAN),
+        commands=" && ".join(
+            ch4_human.aggregate_command(PATHS, CH4_HUMAN_RETURNED, e, CFG["scale"])
+            for e in CH4_HUMAN
+        ),
     shell:
         "({params.commands}) > {log} 2>&1"
 

@@ -21,6 +21,7 @@ names every file of it:
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,3 +120,15 @@ def targets(paths: Paths, section: Mapping[str, Any]) -> list[str]:
     """Every judged system's ``metrics.json`` at a scale: the human cells of Tables 4.8/4.9
     (what the chapter target needs of this piece; the sheets and keys come with them)."""
     return [metrics(paths, s, e.seed) for e in evaluations(section) for s in e.systems]
+
+
+def aggregate_command(paths: Paths, returned: Path, found: Evaluation, scale: str) -> str:
+    """The `mlrep eval human-aggregate` command of one evaluation: its returned sheets (or its
+    blank exported one, `sheets_read`; each quoted, as a judge names a file) against its key,
+    into the runs ``human/<fine-tune>``."""
+    sheets = " ".join(map(shlex.quote, sheets_read(paths, returned, found.name)))
+    return (
+        f"mlrep eval human-aggregate --sheets {sheets} --key {key(paths, found.name)} "
+        f"--section {SECTION} --run-group {GROUP} --seed {found.seed} "
+        f"--out {paths.run_group(SECTION, GROUP)} --scale {scale}"
+    )
