@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mlrep import config as cfg
+from mlrep.chapters.ch4_jass import training as ch4_training
 from mlrep.cli import build_parser
 from mlrep.closure import Verbs
 from tests.conftest import BIN, REPO, copy_workflow, snakemake
@@ -214,6 +216,13 @@ CH2_EVALUATIONS = ("ch2_evaluate", "ch2_grid_evaluate", "ch2_baseline", "ch2_tfi
 CH3_EVALUATIONS = ("ch3_evaluate", "ch3_evaluate_reduced", "ch3_evaluate_pretrained")
 # every Chapter 3 verb is `mlrep embed`'s, whose module imports the sentence-encoder model
 CH3_RULES = ("ch3_prepare", "ch3_teacher_cache", "ch3_reduce", "ch3_distill", *CH3_EVALUATIONS)
+# Chapter 4's fine-tuning jobs, one per start at tiny (rules named in a loop)
+CH4_FINETUNING = tuple(
+    f"ch4_finetune_{job}"
+    for job in ch4_training.finetune_jobs(
+        cfg.load({**cfg.load_yaml(REPO / "params.yaml"), "scale": "tiny"})["ch4_jass"]
+    )
+)
 
 
 def at_import(text: str) -> str:
@@ -249,7 +258,16 @@ def comments_only(text: str) -> str:
         (
             "nmt/model.py",
             at_import,
-            {"ch8_train", "ch8_translate", "ch8_states", "ch7_train", *CH7_DECODING},
+            {
+                "ch8_train",
+                "ch8_translate",
+                "ch8_states",
+                "ch7_train",
+                *CH7_DECODING,
+                "ch4_pretrain",
+                *CH4_FINETUNING,
+                "ch4_token_accuracy",
+            },
         ),
         ("nmt/model.py", comments_only, set()),
         ("embed/model.py", at_import, {"ch2_prepare", "ch2_train", *CH2_EVALUATIONS, *CH3_RULES}),
@@ -274,6 +292,12 @@ def comments_only(text: str) -> str:
                 "onealigner_evaluate",
                 "onealigner_evaluate_unsupervised",
                 "onealigner_language_points",  # Figure 2's points are metrics.json files
+                *CH4_FINETUNING,
+                "ch4_token_accuracy",
+                "ch4_adequacy",
+                "ch4_cases",
+                "ch4_human_export",
+                "ch4_human_aggregate",
             },
         ),
     ],
