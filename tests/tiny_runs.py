@@ -25,9 +25,10 @@ import yaml
 from tests.conftest import REPO, snakemake
 
 # what a chapter's tests and the DVC project read: the workflow, the package whose code
-# digests the rules pass, the published tables, and DVC's own files
+# digests the rules pass, the published tables, the returned human scores (a DVC dep), and
+# DVC's own files
 PROJECT_FILES = ("Snakefile", "params.yaml", "dvc.yaml", ".gitignore", ".dvcignore")
-PROJECT_TREES = ("workflow", "mlrep", "reports/reference")
+PROJECT_TREES = ("workflow", "mlrep", "reports/reference", "human_scores")
 
 CHAPTER_TRIMS: dict[str, dict[str, Any]] = {
     "ch2_ems": {
@@ -224,7 +225,8 @@ class TinyProject:
         that Snakemake (and DVC over it) in the copy sees those jobs as done."""
         for name in PROJECT_FILES:
             shutil.copy2(self.root / name, dest / name)
-        for name in ("workflow", "mlrep", "resources", "results", "reports", ".snakemake/metadata"):
+        trees = ("workflow", "mlrep", "human_scores", "resources", "results", "reports")
+        for name in (*trees, ".snakemake/metadata"):
             if (self.root / name).exists():
                 shutil.copytree(
                     self.root / name,
