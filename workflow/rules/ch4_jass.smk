@@ -58,10 +58,8 @@ CH4_TASKS = "|".join(
     re.escape(t) for t in [*pretrain_tasks.TASKS, *pretrain_tasks.COMPOSITES]
 )
 CH4_PRETRAINED = "|".join(re.escape(r) for r in ch4_runs.pretrainings())
-CH4_FINETUNED = "|".join(re.escape(r) for r in ch4_runs.finetunes())
 CH4_SUBWORDS = ch4_data.subwords(PATHS, "{corpus}", "{split}", "{lang}")
 CH4_PRETRAIN_MODEL = ch4_training.model(PATHS, ch4_training.PRETRAIN, "{run}", "{seed}")
-CH4_FINETUNE_MODEL = ch4_training.model(PATHS, ch4_training.FINETUNE, "{run}", "{seed}")
 
 # the monolingual text leaves every pool's training ids out (data.smk)
 MONOLINGUAL_EXCLUDE[CH4_CHAPTER] = ch4_data.exclude_ids(PATHS, CH4)
