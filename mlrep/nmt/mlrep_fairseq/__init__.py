@@ -4,5 +4,6 @@ Registration happens on import, once per process. Each plugin module is imported
 job's code version (`mlrep.closure`) covers every model and criterion the plugin registers.
 """
 
+import mlrep.nmt.contrastive
 import mlrep.nmt.interlingua
 import mlrep.nmt.model  # noqa: F401
