@@ -266,3 +266,23 @@ def test_validation_logs_retrieval_precision_and_the_nmt_loss():
     assert values["sent_p_at_1"] == pytest.approx(100 * log["sent_correct"].item() / 6, abs=0.01)
     assert values["word_p_at_1"] == pytest.approx(100 * log["word_correct"].item() / 10, abs=0.01)
     assert values["nmt_loss"] == pytest.approx(values["loss"], abs=1e-3)
+
+
+def test_the_training_flags_select_the_criterion_and_size_its_head():
+    import dataclasses
+
+    from mlrep.nmt.interlingua import InterlinguaError
+    from mlrep.nmt.train import _model_flags
+    from tests.nmt_helpers import settings
+
+    assert "--criterion=label_smoothed_cross_entropy" in _model_flags(settings())
+    on = dataclasses.replace(settings(), contrastive=True, sentence_weight=1.0)
+    flags = _model_flags(on)
+    assert {"--criterion=mlrep_contrastive", "--sentence-weight=1.0", "--encoder-dim=64"} <= set(
+        flags
+    )
+    assert "--best-checkpoint-metric=nmt_loss" in flags and "--load-alignments" not in flags
+    wide = dataclasses.replace(on, embed_dim=96, word_weight=0.1)
+    assert {"--encoder-dim=96", "--word-weight=0.1", "--load-alignments"} <= set(_model_flags(wide))
+    with pytest.raises(InterlinguaError, match="drop contrastive"):
+        _model_flags(dataclasses.replace(on, interlingua="var"))

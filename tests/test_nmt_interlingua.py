@@ -350,6 +350,13 @@ def test_a_section_without_interlingua_keys_trains_the_plain_transformer():
         "heads",
         "embed_dim",
         "ffn_dim",
+        # the contrastive criterion (Chapter 5, mRASP2): off unless a section turns it on
+        "contrastive",
+        "sentence_weight",
+        "sentence_temperature",
+        "word_weight",
+        "word_temperature",
+        "word_projection",
     }
     del plain["lr"]  # an ordinary key is still required
     with pytest.raises(UsageError, match=r"params\.yaml: ch8: no 'lr'"):

@@ -111,6 +111,37 @@ class TrainSettings:
     lp_weight: float = field(
         default=0.1, metadata={"omissible": True, "help": "γ: length prediction loss"}
     )
+    # the contrastive criterion (`mlrep.nmt.contrastive`: mRASP2's sentence-level loss,
+    # Chapter 5's word-level loss): omissible, so sections without it keep plain
+    # label-smoothed cross-entropy; on with both weights 0 it trains exactly that and logs
+    # in-batch retrieval P@1 at each validation (Chapter 5's Figure 5.1 baselines)
+    contrastive: bool = field(
+        default=False,
+        metadata={
+            "omissible": True,
+            "help": "train with mlrep_contrastive: its terms by weight, retrieval P@1 logged",
+        },
+    )
+    sentence_weight: float = field(
+        default=0.0, metadata={"omissible": True, "help": "λ: sentence-level contrastive loss"}
+    )
+    sentence_temperature: float = field(
+        default=0.1, metadata={"omissible": True, "help": "τ of the sentence-level loss"}
+    )
+    word_weight: float = field(
+        default=0.0,
+        metadata={
+            "omissible": True,
+            "help": "w: word-level contrastive loss (needs the data-bin's alignments)",
+        },
+    )
+    word_temperature: float = field(
+        default=0.2, metadata={"omissible": True, "help": "T of the word-level loss"}
+    )
+    word_projection: int = field(
+        default=128,
+        metadata={"omissible": True, "type": positive_int, "help": "d': the word head's size"},
+    )
 
 
 TRAIN_VERB_SET = ("seed", "threads")  # TrainSettings fields that are no params.yaml keys

@@ -46,6 +46,8 @@ from mlrep.device import BatchPlan, plan_batch, visible
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_write_text
 from mlrep.nmt import valid_log
+from mlrep.nmt.contrastive import CONTRASTIVE
+from mlrep.nmt.data import NmtDataError
 from mlrep.nmt.interlingua import INTERLINGUA, InterlinguaError, interlingua_arch
 from mlrep.nmt.model import ARCHITECTURES, MODEL, USER_DIR, ArchitectureMismatch
 from mlrep.nmt.prepare import BIN_DICT, dictionary_sha256
@@ -151,7 +153,9 @@ def _model_flags(s: TrainSettings) -> list[str]:
     model of the same size (``arch`` names the size of both), its options, its criterion, and
     checkpoints selected on the NMT loss alone (the thesis's selection)."""
     if s.interlingua == "none":
-        return [f"--arch={s.arch}", "--criterion=label_smoothed_cross_entropy"]
+        return [f"--arch={s.arch}", *_criterion_flags(s)]
+    if s.contrastive:
+        raise InterlinguaError("the interlingua trains with its own criterion: drop contrastive")
     if s.interlingua != "var" and s.interlingua_length <= 0:
         raise InterlinguaError(
             f"interlingua {s.interlingua} has a fixed length: set interlingua-length > 0"
@@ -167,6 +171,28 @@ def _model_flags(s: TrainSettings) -> list[str]:
     ]
     if s.interlingua_length:
         flags.append(f"--interlingua-length={s.interlingua_length}")
+    return flags
+
+
+def _criterion_flags(s: TrainSettings) -> list[str]:
+    """The Transformer's criterion: label-smoothed cross-entropy, or the contrastive one
+    (`mlrep.nmt.contrastive`) with its weights, the head's input as wide as the encoder,
+    the data-bin's alignments where the word-level loss reads them, and checkpoints selected
+    on the NMT loss alone, so runs with and without a contrastive term are selected alike."""
+    if not s.contrastive:
+        return ["--criterion=label_smoothed_cross_entropy"]
+    flags = [
+        f"--criterion={CONTRASTIVE}",
+        f"--sentence-weight={s.sentence_weight}",
+        f"--sentence-temperature={s.sentence_temperature}",
+        f"--word-weight={s.word_weight}",
+        f"--word-temperature={s.word_temperature}",
+        f"--word-projection={s.word_projection}",
+        f"--encoder-dim={s.embed_dim or ARCHITECTURES[s.arch][0]}",
+        "--best-checkpoint-metric=nmt_loss",
+    ]
+    if s.word_weight > 0:
+        flags.append("--load-alignments")
     return flags
 
 
@@ -322,6 +348,23 @@ def _check_init(checkpoint: Path, data_bin: Path, argv: list[str]) -> None:
         )
 
 
+ALIGNMENTS = ("train", "valid")  # the subsets whose links the word-level loss reads
+
+
+def _check_alignments(data_bin: Path, s: TrainSettings) -> None:
+    """fairseq's ``--load-alignments`` skips a subset without links silently, which would
+    train the word-level loss on nothing: refuse instead."""
+    if not (s.contrastive and s.word_weight > 0):
+        return
+    for subset in ALIGNMENTS:
+        if not (data_bin / f"{subset}.align.src-tgt.bin").exists():
+            raise NmtDataError(
+                f"{data_bin}: no {subset}.align.src-tgt.bin, but word-weight is "
+                f"{s.word_weight}: binarise the data with its alignments (`mlrep nmt "
+                "alignments`) or set word-weight to 0"
+            )
+
+
 def _free_port() -> int:
     """A local TCP port for the ranks of this job to meet on."""
     with socket.socket() as sock:
@@ -361,6 +404,7 @@ def train(
     if plan.world_size > 1:  # fairseq spawns one rank per GPU; they meet here, not via SLURM
         argv.append(f"--distributed-init-method=tcp://localhost:{_free_port()}")
     cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, argv))
+    _check_alignments(data_bin, settings)
     resumed = (save_dir / LAST).exists()
     if resumed:
         _check_resumable(save_dir / LAST, argv)
