@@ -167,8 +167,8 @@ def check_units(found: Units, source_ok: Tensor, target_ok: Tensor) -> None:
             raise AlignmentBatchError(
                 f"an alignment link points at a {side} padding or language-tag position "
                 f"(batch row {row}, position {position}); the alignment file does not match "
-                "the binarised subwords: rebuild it with `mlrep nmt alignments` from the same "
-                "subword files and tag format as the data-bin"
+                "the binarised subwords: binarise the links with the same subword files and tag "
+                "format as the text (`mlrep.nmt.prepare.binarise`)"
             )
 
 

@@ -21,7 +21,9 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from mlrep.align.pharaoh import Link
 from mlrep.io import atomic_write_text
+from mlrep.nmt import alignments
 from mlrep.nmt.data import (
     SUBWORDS,
     TAGS,
@@ -81,26 +83,61 @@ def read_subwords(prepared: Path, split: str, d: Direction) -> tuple[list[str], 
 
 
 def _binarise(out: Path, languages: list[str], tag_format: str) -> None:
-    raw = out / tag_format / "raw"
+    binarise(out, languages, tag_format, out / tag_format)
+
+
+def binarise(
+    out: Path, languages: list[str], tag_format: str, dest: Path, links: Path | None = None
+) -> None:
+    """The cut dataset `out` in `tag_format` as text under ``dest/raw`` and a data-bin under
+    ``dest/bin``; with `links` (a folder of ``<split>.<src>-<tgt>`` subword links,
+    `mlrep.nmt.alignments`), each line's links too, tag-shifted and oriented like the line:
+    every training pair's, and the validation pairs' where the folder has every valid
+    direction (the word retrieval the validation log reports)."""
+    raw = dest / "raw"
     for split in ("train", "valid"):
         sources: list[str] = []
         targets: list[str] = []
-        for d in split_directions(languages, split):
+        split_dirs = split_directions(languages, split)
+        folder = links if _has_links(links, split, split_dirs) else None
+        aligned: list[list[Link]] = []
+        for d in split_dirs:
             src, tgt = read_subwords(out, split, d)
-            pairs = [(d, src, tgt)]
+            line_links = (
+                alignments.check_lines(folder / f"{split}.{d.name}", src, tgt)
+                if folder is not None
+                else []
+            )
+            pairs = [(d, src, tgt, False)]
             if split == "train":
-                pairs.append((Direction(d.tgt, d.src), tgt, src))
-            for pd, s, t in pairs:
+                pairs.append((Direction(d.tgt, d.src), tgt, src, True))
+            for pd, s, t, reverse in pairs:
                 sources.extend(tag_source(x, pd.src, pd.tgt, tag_format) for x in s)
                 targets.extend(tag_target(y, pd.tgt, tag_format) for y in t)
+                aligned.extend(alignments.tagged(x, tag_format, reverse) for x in line_links)
         atomic_write_text(raw / f"{split}.src-tgt.src", "".join(x + "\n" for x in sources))
         atomic_write_text(raw / f"{split}.src-tgt.tgt", "".join(y + "\n" for y in targets))
-    fairseq_preprocess(raw, out / tag_format / "bin", out / DICT)
+        align_file = raw / f"{split}.src-tgt.{alignments.ALIGN}"
+        if folder is not None:
+            atomic_write_text(align_file, alignments.format_lines(aligned))
+        else:
+            align_file.unlink(missing_ok=True)
+    fairseq_preprocess(raw, dest / "bin", out / DICT, align=links is not None)
 
 
-def fairseq_preprocess(raw: Path, dest: Path, dictionary: Path) -> None:
+def _has_links(links: Path | None, split: str, split_dirs: list[Direction]) -> bool:
+    """Whether `links` aligns `split`: training must be, validation may be."""
+    if links is None:
+        return False
+    if split == "train":
+        return True
+    return all((links / f"{split}.{d.name}").exists() for d in split_dirs)
+
+
+def fairseq_preprocess(raw: Path, dest: Path, dictionary: Path, align: bool = False) -> None:
     """fairseq-preprocess (in-process) of ``train``/``valid.src-tgt.{src,tgt}`` under `raw`
-    into the data-bin `dest`, both sides with the one `dictionary`."""
+    into the data-bin `dest`, both sides with the one `dictionary`, and with `align` the
+    ``.align`` link files beside them."""
     from fairseq import options
     from fairseq_cli.preprocess import main
 
@@ -114,6 +151,7 @@ def fairseq_preprocess(raw: Path, dest: Path, dictionary: Path) -> None:
             f"--srcdict={dictionary}",
             f"--tgtdict={dictionary}",
             "--workers=1",
+            *([f"--align-suffix={alignments.ALIGN}"] if align else []),
         ]
     )
     with contextlib.redirect_stdout(io.StringIO()):

@@ -348,21 +348,16 @@ def _check_init(checkpoint: Path, data_bin: Path, argv: list[str]) -> None:
         )
 
 
-ALIGNMENTS = ("train", "valid")  # the subsets whose links the word-level loss reads
-
-
 def _check_alignments(data_bin: Path, s: TrainSettings) -> None:
     """fairseq's ``--load-alignments`` skips a subset without links silently, which would
-    train the word-level loss on nothing: refuse instead."""
-    if not (s.contrastive and s.word_weight > 0):
-        return
-    for subset in ALIGNMENTS:
-        if not (data_bin / f"{subset}.align.src-tgt.bin").exists():
-            raise NmtDataError(
-                f"{data_bin}: no {subset}.align.src-tgt.bin, but word-weight is "
-                f"{s.word_weight}: binarise the data with its alignments (`mlrep nmt "
-                "alignments`) or set word-weight to 0"
-            )
+    train the word-level loss on nothing: refuse instead (validation links are optional:
+    they only add the word retrieval column)."""
+    if s.contrastive and s.word_weight > 0 and not (data_bin / "train.align.src-tgt.bin").exists():
+        raise NmtDataError(
+            f"{data_bin}: no train.align.src-tgt.bin, but word-weight is {s.word_weight}: "
+            "binarise the dataset with its subword links (`mlrep.nmt.prepare.binarise` with "
+            "links) or set word-weight to 0"
+        )
 
 
 def _free_port() -> int:
