@@ -72,6 +72,46 @@ def _prepare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _link_key(text: str) -> tuple[str, Path]:
+    """``<split>.en-xx=PATH``: the word links of one preprocessed split and pair."""
+    key, sep, path = text.partition("=")
+    split, _, pair = key.partition(".")
+    if not (sep and path and split and pair.startswith("en-")):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give <split>.en-xx=<links file>, e.g. train.en-ja=results/align/…/links.txt"
+        )
+    return key, Path(path)
+
+
+def _links(args: argparse.Namespace) -> int:
+    """A prepared dataset's text binarised again with its training (and validation) lines'
+    subword links, for the word-level contrastive loss (`mlrep.nmt.alignments`)."""
+    from mlrep.nmt import alignments, data, prepare
+
+    languages = data.read_stats(args.data / data.TEXT)["languages"]
+    links = dict(args.links)
+    with atomic_directory(args.out) as staging:
+        folder = staging / alignments.ALIGN
+        units = alignments.attach(args.data, languages, args.encoded, args.tokens, links, folder)
+        for tag_format in args.tag_formats:
+            prepare.binarise(args.data, languages, tag_format, staging / tag_format, folder)
+        atomic_write_text(
+            staging / "stats.json", json.dumps({"units_per_sentence": units}, indent=1) + "\n"
+        )
+        record(
+            staging,
+            "nmt links",
+            {
+                "scale": scale_of(args),
+                "data": str(args.data),
+                "links": {k: str(v) for k, v in links.items()},
+                "tag_formats": args.tag_formats,
+            },
+        )
+    print(json.dumps(units))
+    return 0
+
+
 def _train_settings(args: argparse.Namespace, sections: tuple[str, ...]):
     from mlrep.nmt.settings import TrainSettings
 
@@ -510,6 +550,29 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     add_options(prep, DataSettings)
     add_options(prep, DatasetSettings)
     prep.set_defaults(func=_prepare)
+
+    lnk = sub.add_parser(
+        "links",
+        parents=[common],
+        help="binarise a prepared dataset with its word links as subword links",
+    )
+    lnk.add_argument("--data", type=Path, required=True, help="prepared dataset folder")
+    lnk.add_argument(
+        "--encoded", type=Path, nargs="+", required=True, help="the subword files it was cut from"
+    )
+    lnk.add_argument(
+        "--tokens", type=Path, nargs="+", required=True, help="their token files (`tok`)"
+    )
+    lnk.add_argument(
+        "--links",
+        type=_link_key,
+        nargs="+",
+        required=True,
+        help="<split>.en-xx=<links file>: the word links of each aligned split and pair",
+    )
+    lnk.add_argument("--tag-formats", nargs="+", choices=TAGS, default=list(TAGS))
+    lnk.add_argument("--out", type=Path, required=True)
+    lnk.set_defaults(func=_links)
 
     trn = sub.add_parser(
         "train", parents=[base], help="train one system (resumes; exit 75 on preemption)"
