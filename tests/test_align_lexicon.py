@@ -139,7 +139,9 @@ def test_a_lexicon_file_reads_back_exactly(tmp_path):
         ("a\tA\t0.5\nb\tB\n", "lexicon.tsv:2: expected 'source<TAB>target<TAB>score'"),
         ("a b\tA\t0.5\n", "lexicon.tsv:1: expected 'source<TAB>target<TAB>score'"),
         ("a\t\t0.5\n", "lexicon.tsv:1: expected 'source<TAB>target<TAB>score'"),
-        ("a\tA\thigh\n", "lexicon.tsv:1: score 'high' is not a number"),
+        ("a \tA\t0.5\n", "lexicon.tsv:1: expected 'source<TAB>target<TAB>score'"),
+        ("a\tA\thigh\n", "lexicon.tsv:1: score 'high' is not a finite number"),
+        ("a\tA\tnan\n", "lexicon.tsv:1: score 'nan' is not a finite number"),
         ("a\tA\t0.5\na\tA\t0.4\n", "lexicon.tsv:2: 'a' -> 'A' is listed twice"),
     ],
 )

@@ -43,6 +43,7 @@ as several word pairs.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -74,8 +75,7 @@ def build(pairs: Sequence[Pair], settings: LexiconSettings) -> Lexicon:
         target_counts = Counter(target)
         for x in source:
             cooccur[x].update(target_counts)
-    frequent = sorted(count, key=lambda word: (-count[word], word))[: settings.collocates]
-    kept = set(frequent)
+    kept = set(sorted(count, key=lambda word: (-count[word], word))[: settings.collocates])
     collocate: defaultdict[str, Counter[str]] = defaultdict(Counter)
     for source, _ in pairs:
         in_cutoff = Counter(word for word in source if word in kept)
@@ -116,7 +116,7 @@ def load(path: Path) -> Lexicon:
         fields = line.split("\t")
         where = f"{path}:{number}"
         fix = "rebuild the lexicon with `mlrep align lexicon` instead of editing it"
-        if len(fields) != 3 or not all(fields) or any(len(f.split()) != 1 for f in fields[:2]):
+        if len(fields) != 3 or any(field.split() != [field] for field in fields[:2]):
             raise AlignmentFormatError(
                 f"{where}: expected 'source<TAB>target<TAB>score' (two tokens without spaces "
                 f"and a number), found {line!r}; {fix}"
@@ -125,7 +125,9 @@ def load(path: Path) -> Lexicon:
         try:
             score = float(text)
         except ValueError:
-            raise AlignmentFormatError(f"{where}: score {text!r} is not a number; {fix}") from None
+            score = math.nan
+        if not math.isfinite(score):
+            raise AlignmentFormatError(f"{where}: score {text!r} is not a finite number; {fix}")
         if (x, y) in seen:
             raise AlignmentFormatError(f"{where}: {x!r} -> {y!r} is listed twice; {fix}")
         seen.add((x, y))
