@@ -170,14 +170,32 @@ class Paths:
 
     def alignments(self, dataset: str, pair: str) -> Path:
         """Word alignments of one language pair of a dataset: intermediates
-        ``bitext.<shard>.txt``, ``<backend>.<fwd|rev|method>.<shard>.txt`` and one
-        `alignment_run` folder per backend and symmetrization."""
+        ``bitext.<shard>.txt``, ``<backend>.<fwd|rev|method>.<shard>.txt``, one
+        `alignment_run` folder per backend and symmetrization, and Chapter 5's `w2w_lexicon`,
+        `w2w_run` and `one_to_one_run` folders."""
         return self.results / "align" / dataset / pair
 
     def alignment_run(self, dataset: str, pair: str, backend: str, method: str) -> Path:
         """``links.txt`` (Pharaoh, line n = line n of the pair's tokenized split), ``stats.json``,
         ``config.yaml`` and ``provenance.json`` of one aligner + symmetrization."""
         return self.alignments(dataset, pair) / f"{backend}.{method}"
+
+    def w2w_lexicon(self, dataset: str, pair: str) -> Path:
+        """The pair's word2word lexicon, learnt from the split the aligners train on:
+        ``lexicon.tsv`` (`mlrep.align.lexicon`'s format), ``stats.json``, ``config.yaml``,
+        ``provenance.json``."""
+        return self.alignments(dataset, pair) / "w2w" / "lexicon"
+
+    def w2w_run(self, dataset: str, pair: str, split: str) -> Path:
+        """The `w2w_lexicon`'s links in one split: ``links.txt`` (line n = line n of the split's
+        `tok` files; a phrase pair as the cross product of its words), ``stats.json`` (units:
+        Table 5.1's N), ``config.yaml``, ``provenance.json``."""
+        return self.alignments(dataset, pair) / "w2w" / split
+
+    def one_to_one_run(self, dataset: str, pair: str, backend: str, method: str) -> Path:
+        """The links of an `alignment_run` whose two words have no other link, with the same
+        files as a `w2w_run`."""
+        return self.alignments(dataset, pair) / f"{backend}.{method}.one-to-one"
 
     def preprocess_shard(
         self, dataset: str, stage: str, name: str, shard: int | str, shards: int | str

@@ -145,6 +145,7 @@ def test_gather_records_the_run_from_its_stats_and_token_metadata(tmp_path, caps
     assert stats["pairs"] == 3
     assert stats["directions"]["reverse"]["skipped"] == {"empty_side": 1}
     assert stats["links"] == len((run / "links.txt").read_text().split())
+    assert 1 <= stats["units"] <= stats["links"] and stats["units_per_pair"] is not None
     config = (run / "config.yaml").read_text()
     assert "symmetrize: union" in config and "mosestokenizer 1.2.1" in config
     assert "favor_diagonal: true" in config and "reverse" not in config

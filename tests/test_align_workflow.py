@@ -1,17 +1,21 @@
 """The alignment rules through Snakemake itself: they read the preprocessing rules' tokens
-(GiNZA words for Japanese), align shards in both directions, and record each run."""
+(GiNZA words for Japanese), align shards in both directions, and record each run; Chapter 5's
+w2w and 1-to-1 runs derive from the same tokens and runs."""
 
 import json
 
 import pytest
 import yaml
 
-from mlrep.align import cipher
+from mlrep.align import cipher, lexicon
+from mlrep.align.bitext import read_token_pairs
 from mlrep.align.pharaoh import GoldLine, read_alignments
 from mlrep.align.score import score
+from mlrep.align.units import one_to_one, units
 from tests.conftest import REPO, copy_workflow, preprocess_tiny_corpus, snakemake
 
 ALIGN_RULES = ["align_bitext", "align_direction", "align_symmetrize", "align_gather", "alignments"]
+WCL_RULES = ["align_lexicon", "align_w2w", "align_one_to_one", "wcl_alignments"]
 TOKEN_RULES = ["tokenize_shard", "segment_ja_shard", "gather_text"]
 SUBJECTS = [("I", "私"), ("He", "彼"), ("She", "彼女"), ("We", "私たち")]
 PLACES = [
@@ -107,4 +111,50 @@ def test_rules_align_preprocessed_words_in_shards_and_record_each_run(workdir):
 
     # A rerun has nothing to do.
     again = snakemake(workdir, "--cores", "2", "--allowed-rules", *rules, "-n", "alignments")
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_wcl_rules_learn_the_lexicon_on_train_and_write_w2w_and_one_to_one_runs(workdir):
+    """Chapter 5's variants through the rules: the lexicon from the train split with
+    params.yaml's settings, its links in train and valid, a run's 1-to-1 links, each recorded."""
+    params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
+    params["align"].update({"pairs": ["en-de"], "shards": 1})
+    params["align"]["lexicon"].update({"pairs": ["en-de"], "splits": ["train", "valid"]})
+    params["align"]["lexicon"]["build"]["translations"] = 3
+    (workdir / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    corpus = workdir / "results/data/tiny_corpus"
+    corpus.mkdir(parents=True)
+    pairs = cipher.generate(cipher.CipherSettings(sentences=340, seed=5))  # one cipher, 2 splits
+    for split, part in (("train", pairs[:300]), ("valid", pairs[300:])):
+        (corpus / f"{split}.en-de.en").write_text("".join(" ".join(p.source) + "\n" for p in part))
+        (corpus / f"{split}.en-de.de").write_text("".join(" ".join(p.target) + "\n" for p in part))
+    rules = [*ALIGN_RULES, *WCL_RULES, *TOKEN_RULES]
+    result = snakemake(workdir, "--cores", "2", "--allowed-rules", *rules, "--", "wcl_alignments")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+
+    align = workdir / "results/align/tiny_corpus/en-de"
+    tok = workdir / "results/preprocess/tiny_corpus/tok"
+    table = lexicon.load(align / "w2w/lexicon/lexicon.tsv")
+    train = read_token_pairs(tok / "train.en-de.en", tok / "train.en-de.de")
+    assert table == lexicon.build(train, lexicon.LexiconSettings(translations=3))
+    config = yaml.safe_load((align / "w2w/lexicon/config.yaml").read_text())
+    assert str(tok.relative_to(workdir) / "train.en-de.de") in config["tokens"]
+    for split, count in (("train", 300), ("valid", 40)):
+        run = align / "w2w" / split
+        text = read_token_pairs(tok / f"{split}.en-de.en", tok / f"{split}.en-de.de")
+        links = read_alignments(run / "links.txt")
+        assert len(links) == count
+        assert links == [frozenset(lexicon.extract(table, s, t)) for s, t in text]
+        stats = json.loads((run / "stats.json").read_text())
+        assert stats["units"] == sum(len(units(line)) for line in links) > 0
+        assert stats["pairs"] == count and stats["links"] == sum(len(line) for line in links)
+    fa = read_alignments(align / "fast_align.grow-diag-final-and/links.txt")
+    one = align / "fast_align.grow-diag-final-and.one-to-one"
+    assert read_alignments(one / "links.txt") == [one_to_one(line) for line in fa]
+    stats = json.loads((one / "stats.json").read_text())
+    assert 0 < stats["units"] == stats["links"] < sum(len(line) for line in fa)
+    config = yaml.safe_load((one / "config.yaml").read_text())
+    assert config["run"]["align"]["symmetrize"] == "grow-diag-final-and"
+
+    again = snakemake(workdir, "--cores", "2", "--allowed-rules", *rules, "-n", "wcl_alignments")
     assert "Nothing to be done" in again.stdout + again.stderr

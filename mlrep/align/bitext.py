@@ -66,14 +66,26 @@ def read_bitext(path: Path, max_length: int) -> Bitext:
     )
 
 
-def join_lines(left: list[str], right: list[str], source: Path, target: Path) -> list[str]:
-    """``src ||| tgt`` lines from two token files (runs of spaces become one; mismatched
-    line counts are an error)."""
+def _check_line_counts(left: list[str], right: list[str], source: Path, target: Path) -> None:
     if len(left) != len(right):
         raise AlignmentFormatError(
             f"{source} has {len(left)} lines but {target} has {len(right)}: the files must be "
             "line-aligned (one sentence pair per line)"
         )
+
+
+def read_token_pairs(source: Path, target: Path) -> list[tuple[list[str], list[str]]]:
+    """The tokens of each line of two line-aligned token files (mismatched line counts are an
+    error); what the lexicon steps read, which need no ``|||`` lines."""
+    left, right = read_lines(source), read_lines(target)
+    _check_line_counts(left, right, source, target)
+    return [(a.split(), b.split()) for a, b in zip(left, right, strict=True)]
+
+
+def join_lines(left: list[str], right: list[str], source: Path, target: Path) -> list[str]:
+    """``src ||| tgt`` lines from two token files (runs of spaces become one; mismatched
+    line counts are an error)."""
+    _check_line_counts(left, right, source, target)
     for name, lines in ((source, left), (target, right)):
         for number, line in enumerate(lines, start=1):
             if "|||" in line:

@@ -1,4 +1,6 @@
-"""``mlrep align …``: fast_align's command line, symmetrization, scoring, and corpus helpers.
+"""``mlrep align …``: fast_align's command line, symmetrization, scoring, corpus helpers, and
+Chapter 5's alignments: word2word lexicons (``lexicon``), their links (``extract``) and a
+run's 1-to-1 links (``one-to-one``).
 
 ``mlrep align -i FILE -d -o -v [-r]`` reads ``src ||| tgt`` lines and prints Pharaoh links like
 fast_align, with fast_align's defaults (not params.yaml's), so scripts written for fast_align
@@ -15,7 +17,7 @@ from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
 
-from mlrep.align import backends, bitext, cipher, runs, symmetrize
+from mlrep.align import backends, bitext, cipher, lexicon, runs, symmetrize, units
 from mlrep.align.pharaoh import format_links, read_alignments, read_gold, read_lines
 from mlrep.align.score import score
 from mlrep.align.subword import (
@@ -195,6 +197,85 @@ def _subwords(args: argparse.Namespace) -> int:
     return 0
 
 
+def _record_scale(args: argparse.Namespace) -> str | None:
+    """The scale to record with --record (None without it); --record needs --scale and --out."""
+    if not args.record:
+        return None
+    missing = [flag for flag, value in (("--scale", args.scale), ("--out", args.out)) if not value]
+    if missing:
+        raise UsageError(f"--record needs {', '.join(missing)}")
+    return args.scale
+
+
+def _lexicon(args: argparse.Namespace) -> int:
+    settings = lexicon.LexiconSettings(
+        translations=args.translations, width=args.width, collocates=args.collocates
+    )
+    scale = _record_scale(args)
+    tokens = [args.source, args.target]
+    config = None
+    if scale is not None:
+        config = {"scale": scale, "lexicon": asdict(settings), "tokens": runs.token_tools(tokens)}
+    pairs = bitext.read_token_pairs(args.source, args.target)
+    table = lexicon.build(pairs, settings)
+    lexicon.save(table, args.out)
+    entries = sum(len(targets) for targets in table.values())
+    if config is not None:
+        counts = {"pairs": len(pairs), "source_words": len(table), "entries": entries}
+        atomic_write_text(args.out.parent / "stats.json", json.dumps(counts, indent=2) + "\n")
+        record(args.out.parent, "align lexicon", config)
+    print(f"mlrep align lexicon: {entries} entries for {len(table)} source words", file=sys.stderr)
+    return 0
+
+
+def _extract(args: argparse.Namespace) -> int:
+    scale = _record_scale(args)
+    tokens = [args.source, args.target]
+    config = None
+    if scale is not None:
+        config = {
+            "scale": scale,
+            "lexicon": runs.recorded_config(args.lexicon.parent),
+            "tokens": runs.token_tools(tokens),
+        }
+    table = lexicon.load(args.lexicon)
+    lines = [
+        format_links(lexicon.extract(table, source, target))
+        for source, target in bitext.read_token_pairs(args.source, args.target)
+    ]
+    _emit(lines, args.out)
+    if config is not None:
+        runs.write_link_stats(args.out.parent, lines)
+        record(args.out.parent, "align extract", config)
+    return 0
+
+
+def _one_to_one(args: argparse.Namespace) -> int:
+    scale = _record_scale(args)
+    config = None
+    if scale is not None:
+        config = {
+            "scale": scale,
+            "filter": "one-to-one",
+            "run": runs.recorded_config(args.links.parent),
+        }
+    lines = [format_links(units.one_to_one(line)) for line in read_alignments(args.links)]
+    _emit(lines, args.out)
+    if config is not None:
+        runs.write_link_stats(args.out.parent, lines)
+        record(args.out.parent, "align one-to-one", config)
+    return 0
+
+
+def _add_record_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="also write stats.json, config.yaml, provenance.json beside --out",
+    )
+    parser.add_argument("--scale", help="scale (recorded)")
+
+
 def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     del common  # the aligner keeps fast_align's defaults; the helpers take explicit paths
     align = top.add_parser(
@@ -270,3 +351,37 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     sw.add_argument("--to-words", action="store_true", help="subword links to word links")
     sw.add_argument("--out", type=Path)
     sw.set_defaults(subcommand=_subwords)
+
+    defaults = lexicon.LexiconSettings()
+    lx = sub.add_parser("lexicon", help="word2word lexicon (CPE) of a tokenized bitext")
+    lx.add_argument("--source", type=Path, required=True, help="tokens, space-separated")
+    lx.add_argument("--target", type=Path, required=True, help="tokens, space-separated")
+    lx.add_argument(
+        "--out", type=Path, required=True, help="the lexicon (source TAB target TAB score)"
+    )
+    lx.add_argument("--translations", type=positive_int, default=defaults.translations)
+    lx.add_argument(
+        "--width", type=positive_int, default=defaults.width, help="candidates re-ranked"
+    )
+    lx.add_argument(
+        "--collocates",
+        type=positive_int,
+        default=defaults.collocates,
+        help="most frequent source words that count as collocates",
+    )
+    _add_record_options(lx)
+    lx.set_defaults(subcommand=_lexicon)
+
+    ex = sub.add_parser("extract", help="a lexicon's links in a bitext (w2w, phrases merged)")
+    ex.add_argument("--lexicon", type=Path, required=True)
+    ex.add_argument("--source", type=Path, required=True, help="tokens, space-separated")
+    ex.add_argument("--target", type=Path, required=True, help="tokens, space-separated")
+    ex.add_argument("--out", type=Path)
+    _add_record_options(ex)
+    ex.set_defaults(subcommand=_extract)
+
+    oo = sub.add_parser("one-to-one", help="keep the links whose two words have no other link")
+    oo.add_argument("links", type=Path, help="a run's links.txt")
+    oo.add_argument("--out", type=Path)
+    _add_record_options(oo)
+    oo.set_defaults(subcommand=_one_to_one)

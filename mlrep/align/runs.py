@@ -1,8 +1,12 @@
 """An alignment run's folder: its counts (``stats.json``) and the config its provenance records.
 
-A run is one aligner and one symmetrization over one pair's tokenized split. What it recorded
-is read back from the facts of the run (each direction's ``--stats`` file and the token files'
-``.meta.json``), never from params.yaml, which may have changed since the run.
+A run is one aligner and one symmetrization over one pair's tokenized split, or links derived
+from the pair's text or from another run (a w2w lexicon's links, a run's 1-to-1 links). What it
+recorded is read back from the facts of the run (each direction's ``--stats`` file, the token
+files' ``.meta.json``, the ``config.yaml`` of the lexicon or run it derives from), never from
+params.yaml, which may have changed since the run. Its counts include units, the connected
+components of each line's links (`mlrep.align.units`): Table 5.1's number of extracted word
+pairs (N) and alignments per sentence.
 """
 
 from __future__ import annotations
@@ -11,7 +15,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from mlrep.align.pharaoh import parse_links
+from mlrep.align.units import units
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_write_text
 from mlrep.text.lines import read_counts
@@ -51,6 +58,23 @@ def aligner_settings(stats_paths: list[Path]) -> dict[str, Any]:
     return settings
 
 
+def token_tools(tokens: list[Path]) -> dict[str, Any]:
+    """The tokenization of each token file, from its ``.meta.json``."""
+    return {str(path): read_counts(path).extra for path in tokens}
+
+
+def recorded_config(folder: Path) -> dict[str, Any]:
+    """The ``config.yaml`` that a lexicon or run folder recorded, for what derives from it."""
+    path = folder / "config.yaml"
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise RunError(
+            f"{path}: not the record of an mlrep alignment step ({exc}); rebuild {folder} with "
+            "the `mlrep align` verb that writes it, with --record"
+        ) from None
+
+
 def run_config(
     scale: str, method: str, stats_paths: list[Path], tokens: list[Path], shards: int
 ) -> dict[str, Any]:
@@ -62,12 +86,37 @@ def run_config(
             "shards": shards,
             "aligner": aligner_settings(stats_paths),
         },
-        "tokens": {str(path): read_counts(path).extra for path in tokens},
+        "tokens": token_tools(tokens),
     }
 
 
+def link_counts(folder: Path, links: list[str]) -> dict[str, Any]:
+    """Pairs, links and units of a run's lines, in total and per pair."""
+    parsed = [parse_links(line, f"{folder}:{n}") for n, line in enumerate(links, 1)]
+    total_links = sum(len(line) for line in parsed)
+    total_units = sum(len(units(line)) for line in parsed)
+
+    def per_pair(total: int) -> float | None:
+        return round(total / len(parsed), 4) if parsed else None
+
+    return {
+        "pairs": len(parsed),
+        "links": total_links,
+        "links_per_pair": per_pair(total_links),
+        "units": total_units,
+        "units_per_pair": per_pair(total_units),
+    }
+
+
+def write_link_stats(folder: Path, links: list[str], **extra: Any) -> dict[str, Any]:
+    """``stats.json``: `link_counts` and the `extra` fields of the run's kind."""
+    summary = {**link_counts(folder, links), **extra}
+    atomic_write_text(folder / "stats.json", json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
 def write_stats(folder: Path, stats_paths: list[Path], links: list[str]) -> dict[str, Any]:
-    """``stats.json``: pairs, pairs aligned and skipped per direction, symmetrized links."""
+    """``stats.json``: pairs aligned and skipped per direction, then `link_counts`."""
     directions: dict[str, dict[str, Any]] = {}
     for stats in _read_stats(stats_paths):
         name = "reverse" if stats["options"]["reverse"] else "forward"
@@ -76,12 +125,4 @@ def write_stats(folder: Path, stats_paths: list[Path], links: list[str]) -> dict
         total["aligned"] += stats["aligned"]
         for reason, count in stats["skipped"].items():
             total["skipped"][reason] = total["skipped"].get(reason, 0) + count
-    counts = [len(parse_links(line, f"{folder}:{n}")) for n, line in enumerate(links, 1)]
-    summary = {
-        "pairs": len(links),
-        "directions": directions,
-        "links": sum(counts),
-        "links_per_pair": round(sum(counts) / len(counts), 4) if counts else None,
-    }
-    atomic_write_text(folder / "stats.json", json.dumps(summary, indent=2) + "\n")
-    return summary
+    return write_link_stats(folder, links, directions=directions)

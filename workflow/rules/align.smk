@@ -4,7 +4,9 @@ Keyed by dataset and language pair. The tokens are the preprocessing rules' `tok
 (Moses, GiNZA words for ja, jieba for zh, rules for my and km: one tokenization for alignment,
 subwords and chapters). Each shard trains its own model (fast_align and eflomal have no shared-model
 mode), so shards trade alignment quality for parallel jobs. Each aligner + symmetrization is
-a run folder with its links, counts and provenance.
+a run folder with its links, counts and provenance. Chapter 5's two variants come from the
+same layer: w2w links of a word2word lexicon learnt from the aligned split, per split, and the
+1-to-1 links of a symmetrized run.
 """
 
 from mlrep.align.backends import BACKENDS
@@ -16,12 +18,19 @@ ALIGN_DIR = str(PATHS.alignments("{align_dataset}", "{pair}"))
 ALIGN_RUN = str(
     PATHS.alignment_run("{align_dataset}", "{pair}", "{backend}", "{method}")
 )
+ALIGN_LEXICON = ALIGN["lexicon"]
+W2W_LEXICON = str(PATHS.w2w_lexicon("{align_dataset}", "{pair}"))
+W2W_RUN = str(PATHS.w2w_run("{align_dataset}", "{pair}", "{split}"))
+ONE_TO_ONE_RUN = str(
+    PATHS.one_to_one_run("{align_dataset}", "{pair}", "{backend}", "{method}")
+)
 
 # Per rule, not global: other rule files use wildcards of the same names.
 ALIGN_WILDCARDS = {
     "align_dataset": r"[a-z0-9_]+",
     "pair": r"[a-z]{2,3}(_[A-Z][a-z]{3})?-[a-z]{2,3}(_[A-Z][a-z]{3})?",
     "shard": r"\d+",
+    "split": "train|valid|test",
     "direction": "fwd|rev",
     "backend": "|".join(BACKENDS),
     "method": "|".join(METHODS),
@@ -30,6 +39,7 @@ ALIGN_WILDCARDS = {
 
 localrules:
     alignments,
+    wcl_alignments,
 
 
 rule align_bitext:
@@ -152,4 +162,112 @@ rule alignments:
                 / "links.txt"
             )
             for pair in ALIGN["pairs"]
+        ],
+
+
+rule align_lexicon:
+    """The pair's word2word lexicon (CPE), learnt from the split the aligners train on."""
+    input:
+        source=lambda w: PATHS.pair_tokens(w.align_dataset, ALIGN["split"], w.pair)[0],
+        target=lambda w: PATHS.pair_tokens(w.align_dataset, ALIGN["split"], w.pair)[1],
+    output:
+        lexicon=f"{W2W_LEXICON}/lexicon.tsv",
+        stats=f"{W2W_LEXICON}/stats.json",
+        config=f"{W2W_LEXICON}/config.yaml",
+        provenance=f"{W2W_LEXICON}/provenance.json",
+    log:
+        log_path("align", "{align_dataset}", "{pair}", "w2w.lexicon"),
+    wildcard_constraints:
+        **ALIGN_WILDCARDS,
+    conda:
+        MLREP_ENV
+    threads: job_threads("default")
+    resources:
+        **job_resources("default"),
+    params:
+        code=code_version("align lexicon"),
+        flags=flags_from(ALIGN_LEXICON["build"]),
+        scale=CFG["scale"],
+    shell:
+        "mlrep align lexicon --source {input.source} --target {input.target} {params.flags} "
+        "--out {output.lexicon} --record --scale {params.scale} > {log} 2>&1"
+
+
+rule align_w2w:
+    """The lexicon's links in one split of the pair (disjoint, phrases merged)."""
+    input:
+        lexicon=f"{W2W_LEXICON}/lexicon.tsv",
+        config=f"{W2W_LEXICON}/config.yaml",
+        source=lambda w: PATHS.pair_tokens(w.align_dataset, w.split, w.pair)[0],
+        target=lambda w: PATHS.pair_tokens(w.align_dataset, w.split, w.pair)[1],
+    output:
+        links=f"{W2W_RUN}/links.txt",
+        stats=f"{W2W_RUN}/stats.json",
+        config=f"{W2W_RUN}/config.yaml",
+        provenance=f"{W2W_RUN}/provenance.json",
+    log:
+        log_path("align", "{align_dataset}", "{pair}", "w2w.{split}"),
+    wildcard_constraints:
+        **ALIGN_WILDCARDS,
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+    params:
+        code=code_version("align extract"),
+        scale=CFG["scale"],
+    shell:
+        "mlrep align extract --lexicon {input.lexicon} --source {input.source} "
+        "--target {input.target} --out {output.links} --record --scale {params.scale} "
+        "> {log} 2>&1"
+
+
+rule align_one_to_one:
+    """A symmetrized run's 1-to-1 links (Chapter 5's "FA, 1-to-1 only")."""
+    input:
+        links=f"{ALIGN_RUN}/links.txt",
+        config=f"{ALIGN_RUN}/config.yaml",
+    output:
+        links=f"{ONE_TO_ONE_RUN}/links.txt",
+        stats=f"{ONE_TO_ONE_RUN}/stats.json",
+        config=f"{ONE_TO_ONE_RUN}/config.yaml",
+        provenance=f"{ONE_TO_ONE_RUN}/provenance.json",
+    log:
+        log_path("align", "{align_dataset}", "{pair}", "{backend}.{method}.one-to-one"),
+    wildcard_constraints:
+        **ALIGN_WILDCARDS,
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+    params:
+        code=code_version("align one-to-one"),
+        scale=CFG["scale"],
+    shell:
+        "mlrep align one-to-one {input.links} --out {output.links} --record "
+        "--scale {params.scale} > {log} 2>&1"
+
+
+rule wcl_alignments:
+    """Target: Chapter 5's alignments of every `align.lexicon.pairs` pair: w2w links of each
+    `align.lexicon.splits` split, and the configured run's 1-to-1 links."""
+    input:
+        [
+            str(PATHS.w2w_run(ALIGN["dataset"], pair, split) / "links.txt")
+            for pair in ALIGN_LEXICON["pairs"]
+            for split in ALIGN_LEXICON["splits"]
+        ],
+        [
+            str(
+                PATHS.one_to_one_run(
+                    ALIGN["dataset"],
+                    pair,
+                    ALIGN["aligner"]["backend"],
+                    ALIGN["symmetrize"],
+                )
+                / "links.txt"
+            )
+            for pair in ALIGN_LEXICON["pairs"]
         ],
