@@ -31,6 +31,7 @@ from mlrep.align.pharaoh import (
     read_alignments,
 )
 from mlrep.align.subword import SubwordMismatch, word_of_pieces, words_to_subwords
+from mlrep.align.units import units
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_write_text, read_lines
 from mlrep.nmt.data import PIVOT, read_pair, split_directions
@@ -151,7 +152,7 @@ def attach(
                 )
                 written.append(pieces if d.src == PIVOT else {(t, s) for s, t in pieces})
             atomic_write_text(out / f"{split}.{d.name}", format_lines(written))
-            stats[f"{split}.{d.name}"] = sum(map(_units, written)) / max(1, len(written))
+            stats[f"{split}.{d.name}"] = sum(len(units(x)) for x in written) / max(1, len(written))
     return stats
 
 
@@ -203,17 +204,3 @@ def _pair_lines(
     for i, key in enumerate(zip(sub_en, sub_xx, strict=True)):
         found.setdefault(key, (tok_en[i].split(), tok_xx[i].split(), word_links[i]))
     return found
-
-
-def _units(links: set[Link]) -> int:
-    """The connected components of a line's links."""
-    parent: dict[tuple[str, int], tuple[str, int]] = {}
-
-    def find(node: tuple[str, int]) -> tuple[str, int]:
-        while parent.setdefault(node, node) != node:
-            node = parent[node]
-        return node
-
-    for s, t in links:
-        parent[find(("s", s))] = find(("t", t))
-    return len({find(node) for node in list(parent)})

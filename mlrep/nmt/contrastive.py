@@ -47,6 +47,8 @@ from fairseq.criterions.label_smoothed_cross_entropy import (
 )
 from torch import Tensor, nn
 
+from mlrep.align.pharaoh import Link
+from mlrep.align.units import units as line_units
 from mlrep.errors import MlrepError
 
 CONTRASTIVE = "mlrep_contrastive"
@@ -111,30 +113,21 @@ class Units:
     count: int
 
 
-def _find(parent: dict, node: tuple) -> tuple:
-    while parent[node] != node:
-        parent[node] = parent[parent[node]]
-        node = parent[node]
-    return node
-
-
 def units(alignments: Tensor, target_width: int) -> Units:
     """The units of a collated batch's alignments (L×2: source position in the left-padded
-    source row, row × `target_width` + target position): the connected components of each
-    row's links, numbered in order of first appearance."""
-    parent: dict[tuple, tuple] = {}
+    source row, row × `target_width` + target position): each row's connected components
+    (`mlrep.align.units`), numbered row by row."""
+    rows: dict[int, list[Link]] = {}
     for source, flat in alignments.tolist():
         row, position = divmod(flat, target_width)
-        a, b = ("s", row, source), ("t", row, position)
-        parent.setdefault(a, a)
-        parent.setdefault(b, b)
-        parent[_find(parent, a)] = _find(parent, b)
-    ids: dict[tuple, int] = {}
+        rows.setdefault(row, []).append((source, position))
     members: dict[str, list[tuple[int, int, int]]] = {"s": [], "t": []}
-    for node in parent:
-        unit = ids.setdefault(_find(parent, node), len(ids))
-        side, row, position = node
-        members[side].append((row, position, unit))
+    count = 0
+    for row, links in rows.items():
+        for source_positions, target_positions in line_units(links):
+            members["s"] += [(row, p, count) for p in source_positions]
+            members["t"] += [(row, p, count) for p in target_positions]
+            count += 1
 
     def tensors(side: str) -> tuple[Tensor, Tensor]:
         table = torch.tensor(members[side], dtype=torch.long).view(-1, 3)
@@ -142,7 +135,7 @@ def units(alignments: Tensor, target_width: int) -> Units:
 
     source, source_unit = tensors("s")
     target, target_unit = tensors("t")
-    return Units(source, source_unit, target, target_unit, len(ids))
+    return Units(source, source_unit, target, target_unit, count)
 
 
 def unit_states(states: Tensor, members: Tensor, unit: Tensor, count: int) -> Tensor:
