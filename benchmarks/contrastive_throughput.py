@@ -18,9 +18,10 @@ and EOS at the end, `--length` subwords on average per side (±50 %), collated b
 `LanguagePairDataset` (left-padded sources, sorted by source length) with alignments in
 `--load-alignments` form: monotone units over the content subwords, each 1-to-1, 2-to-1 or
 1-to-2 subwords (written as the cross product), a tenth of the subwords left unaligned. The
-settings take turns within each of `--rounds` rounds, one update per batch each (a setting's
-figure is its median round, and load from other work on a shared machine hits all settings
-alike), after one untimed pass each.
+settings take turns within each of `--rounds` rounds, one update per batch each, each round
+starting one setting later (a setting's figure is its median round, printed with the fastest
+and slowest; load from other work on a shared machine hits all settings alike), after one
+untimed pass each.
 
 Last, two pieces of the word loss are timed alone and printed as shares of the +word step: the
 Python unit grouping (`mlrep.nmt.contrastive.units`, on the same batches) and `info_nce` forward
@@ -266,15 +267,23 @@ def main() -> None:
     for criterion in settings.values():  # warm-up: one untimed pass each
         trainer.run(criterion, on_device)
     rounds: dict[str, list[float]] = {name: [] for name in settings}
-    for _ in range(args.rounds):
-        for name, criterion in settings.items():
-            rounds[name].append(trainer.run(criterion, on_device))
+    names = list(settings)
+    for turn in range(args.rounds):  # each round starts one setting later
+        for name in names[turn % len(names) :] + names[: turn % len(names)]:
+            rounds[name].append(trainer.run(settings[name], on_device))
     seconds = {name: statistics.median(times) / len(samples) for name, times in rounds.items()}
     reference = tokens / seconds[REFERENCE]
-    print(f"{'criterion':36s} {'tokens/s':>9s} {'ms/step':>8s}  ratio vs {REFERENCE}")
+    print(
+        f"{'criterion':36s} {'tokens/s':>9s} {'ms/step':>8s} {'(rounds)':>15s}  "
+        f"ratio vs {REFERENCE}"
+    )
     for name, per_step in seconds.items():
         rate = tokens / per_step
-        print(f"{name:36s} {rate:9.0f} {1000 * per_step:8.1f}  {rate / reference:.3f}")
+        low, high = (1000 * f(rounds[name]) / len(samples) for f in (min, max))
+        print(
+            f"{name:36s} {rate:9.0f} {1000 * per_step:8.1f} {f'{low:.0f}-{high:.0f}':>15s}  "
+            f"{rate / reference:.3f}"
+        )
 
     parts = word_parts(samples, WORD_PROJECTION, max(3, args.rounds), device)
     link_count = sum(len(s["alignments"]) for s in samples) / len(samples)
