@@ -89,8 +89,10 @@ def info_nce(anchors: Tensor, candidates: Tensor, temperature: float, symmetric:
     """Row k of `anchors` and of `candidates` (N×C each) form the k-th positive; every other
     row is a negative. The loss sums −log softmax over each anchor's row of similarities
     (and, `symmetric`, over each candidate's column), the positive in its denominator; P@1
-    is scored both ways, whatever the loss uses."""
-    similarity = F.cosine_similarity(anchors.unsqueeze(1), candidates.unsqueeze(0), dim=-1)
+    is scored both ways, whatever the loss uses. Cosines come from one matrix product of the
+    unit-length rows: broadcasting `cosine_similarity` would build an N×N×C tensor, hundreds of
+    MB per batch of word units (benchmarks/contrastive_throughput.py)."""
+    similarity = F.normalize(anchors, dim=-1) @ F.normalize(candidates, dim=-1).T
     logits = similarity / temperature
     loss = -logits.log_softmax(dim=1).diagonal().sum()
     if symmetric:
