@@ -481,3 +481,18 @@ def test_fig_3_3_draws_measured_bars_beside_the_published_from_the_lealla_runs(t
     labels = dict(_legend(_panel_axes(figure)[0][0]))
     plt.close(figure)
     assert {"AMS+FD+LD (published)", "AMS+FD+LD (measured, tiny)"} <= set(labels)
+
+
+def test_fig_5_2_has_the_thesis_three_panels():
+    """Fig 5.2 of the thesis: 626.II MLSC, 626.II mBART FT, then 626.I, each over its own pairs."""
+    results = Results("tiny")
+    filled = _filled(results, *_tables_of(DEFS["fig-5.2"]))
+    figure, _ = figures.render("fig-5.2", DEFS["fig-5.2"], filled, results)
+    axes = [axes[0] for axes in _panel_axes(figure)]
+    assert [ax.get_title() for ax in axes] == [
+        "626.II, MLSC (Table C.6)",
+        "626.II, mBART FT (Table C.6)",
+        "626.I, MLSC (Table C.5)",
+    ]
+    assert [t.get_text() for t in axes[0].get_xticklabels()][:2] == ["en-tr", "en-ro"]
+    assert [t.get_text() for t in axes[2].get_xticklabels()][:2] == ["en-ja", "en-vi"]
