@@ -32,6 +32,7 @@ from fairseq.models.transformer import (
     TransformerModel,
     base_architecture,
 )
+from fairseq.models.transformer_align import TransformerAlignModel
 from fairseq.modules.transformer_layer import (
     TransformerDecoderLayerBase,
     TransformerEncoderLayerBase,
@@ -42,6 +43,7 @@ from mlrep.errors import MlrepError
 from mlrep.nmt.variant import PLACEMENTS, Variant
 
 MODEL = "mlrep_transformer"
+ALIGN_MODEL = f"{MODEL}_align"  # the same model with one supervised cross-attention head
 USER_DIR = Path(__file__).resolve().parent / "mlrep_fairseq"
 # the state-dict prefix of `mlrep.nmt.interlingua`'s layers: a checkpoint has it or not
 INTERLINGUA_PREFIX = "encoder.interlingua."
@@ -291,3 +293,67 @@ ARCHITECTURES = {
 register_model_architecture(MODEL, MODEL)(_sized(*ARCHITECTURES[f"{MODEL}_base"]))
 for _name, _size in ARCHITECTURES.items():
     register_model_architecture(MODEL, _name)(_sized(*_size))
+
+
+@register_model(ALIGN_MODEL)
+class VariantAlignTransformer(VariantTransformer):
+    """Garg et al. (2019)'s joint alignment and translation (Chapter 5's +align) on the variant
+    Transformer: the mean of `alignment_heads` cross-attention heads of decoder layer
+    `alignment_layer` is the attention fairseq's ``label_smoothed_cross_entropy_with_alignment``
+    supervises with the batch's links. The forward passes are fairseq's `TransformerAlignModel`'s
+    (Garg et al.'s own implementation); only the layers under them are ours, so +align keeps
+    every LayerNorm placement of the model it is compared with."""
+
+    forward = TransformerAlignModel.forward
+    forward_decoder = TransformerAlignModel.forward_decoder
+
+    @classmethod
+    def add_args(cls, parser) -> None:
+        super().add_args(parser)
+        parser.add_argument("--alignment-heads", type=int, help="cross-attention heads supervised")
+        parser.add_argument(
+            "--alignment-layer",
+            type=int,
+            help="decoder layer supervised, 0-based (default: the penultimate, as Garg et al.)",
+        )
+        parser.add_argument(
+            "--full-context-alignment",
+            action="store_true",
+            help="supervise attention computed without the future mask",
+        )
+
+    @classmethod
+    def build_model(cls, args, task):
+        """The variant model, with the alignment options kept on it: fairseq builds the model
+        from a `TransformerConfig`, which has no field for them."""
+        model = super().build_model(args, task)
+        args.alignment_heads = getattr(args, "alignment_heads", None) or 1
+        layer = getattr(args, "alignment_layer", None)
+        args.alignment_layer = max(args.decoder_layers - 2, 0) if layer is None else layer
+        args.full_context_alignment = getattr(args, "full_context_alignment", False)
+        if not 0 <= args.alignment_layer < args.decoder_layers:
+            raise ValueError(
+                f"--alignment-layer {args.alignment_layer} is not a decoder layer "
+                f"(0..{args.decoder_layers - 1})"
+            )
+        if not 1 <= args.alignment_heads <= args.decoder_attention_heads:
+            raise ValueError(
+                f"--alignment-heads {args.alignment_heads} is not 1..{args.decoder_attention_heads}"
+            )
+        model.alignment_heads = args.alignment_heads
+        model.alignment_layer = args.alignment_layer
+        model.full_context_alignment = args.full_context_alignment
+        return model
+
+
+def align_arch(arch: str) -> str:
+    """The +align architecture of a Transformer size (``mlrep_transformer_base`` ->
+    ``mlrep_transformer_align_base``): the ``arch`` setting names the size of both."""
+    if arch not in ARCHITECTURES:
+        raise ValueError(f"unknown arch {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
+    return arch.replace(MODEL, ALIGN_MODEL, 1)
+
+
+register_model_architecture(ALIGN_MODEL, ALIGN_MODEL)(_sized(*ARCHITECTURES[f"{MODEL}_base"]))
+for _name, _size in ARCHITECTURES.items():
+    register_model_architecture(ALIGN_MODEL, align_arch(_name))(_sized(*_size))

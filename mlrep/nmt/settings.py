@@ -111,6 +111,16 @@ class TrainSettings:
     lp_weight: float = field(
         default=0.1, metadata={"omissible": True, "help": "γ: length prediction loss"}
     )
+    # Garg et al. (2019)'s supervised attention (Chapter 5's +align, `mlrep.nmt.model`'s
+    # mlrep_transformer_align): omissible, 0 trains without it
+    alignment_weight: float = field(
+        default=0.0,
+        metadata={
+            "omissible": True,
+            "help": "λ of the alignment loss on one cross-attention head (Garg et al.: 0.05; "
+            "needs the data-bin's alignments)",
+        },
+    )
     # the contrastive criterion (`mlrep.nmt.contrastive`: mRASP2's sentence-level loss,
     # Chapter 5's word-level loss): omissible, so sections without it keep plain
     # label-smoothed cross-entropy; on with both weights 0 it trains exactly that and logs

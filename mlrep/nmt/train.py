@@ -49,7 +49,14 @@ from mlrep.nmt import valid_log
 from mlrep.nmt.contrastive import CONTRASTIVE
 from mlrep.nmt.data import NmtDataError
 from mlrep.nmt.interlingua import INTERLINGUA, InterlinguaError, interlingua_arch
-from mlrep.nmt.model import ARCHITECTURES, MODEL, USER_DIR, ArchitectureMismatch
+from mlrep.nmt.model import (
+    ALIGN_MODEL,
+    ARCHITECTURES,
+    MODEL,
+    USER_DIR,
+    ArchitectureMismatch,
+    align_arch,
+)
 from mlrep.nmt.prepare import BIN_DICT, dictionary_sha256
 from mlrep.nmt.settings import TrainSettings
 from mlrep.nmt.variant import Variant
@@ -152,6 +159,8 @@ def _model_flags(s: TrainSettings) -> list[str]:
     """Architecture and criterion: the Transformer, or with an ``interlingua`` the interlingua
     model of the same size (``arch`` names the size of both), its options, its criterion, and
     checkpoints selected on the NMT loss alone (the thesis's selection)."""
+    if s.alignment_weight > 0:
+        return _alignment_flags(s)
     if s.interlingua == "none":
         return [f"--arch={s.arch}", *_criterion_flags(s)]
     if s.contrastive:
@@ -196,8 +205,29 @@ def _criterion_flags(s: TrainSettings) -> list[str]:
     return flags
 
 
+def _alignment_flags(s: TrainSettings) -> list[str]:
+    """+align (Garg et al., 2019): the same size with one supervised cross-attention head, and
+    fairseq's criterion that adds λ times the head's negative log-likelihood of the links to
+    label-smoothed cross-entropy. Checkpoints are selected on the NMT loss without smoothing
+    (``nll_loss``), the one term that criterion logs apart from its alignment loss."""
+    if s.interlingua != "none" or s.contrastive:
+        raise NmtDataError(
+            f"alignment-weight {s.alignment_weight} trains the +align Transformer with its own "
+            "criterion: set interlingua to none and contrastive to false, or alignment-weight to 0"
+        )
+    return [
+        f"--arch={align_arch(s.arch)}",
+        "--criterion=label_smoothed_cross_entropy_with_alignment",
+        f"--alignment-lambda={s.alignment_weight}",
+        "--load-alignments",
+        "--best-checkpoint-metric=nll_loss",
+    ]
+
+
 def model_name(s: TrainSettings) -> str:
     """The fairseq model a run trains (recorded in ``train.json``)."""
+    if s.alignment_weight > 0:
+        return ALIGN_MODEL
     return MODEL if s.interlingua == "none" else INTERLINGUA
 
 
@@ -350,14 +380,20 @@ def _check_init(checkpoint: Path, data_bin: Path, argv: list[str]) -> None:
 
 def _check_alignments(data_bin: Path, s: TrainSettings) -> None:
     """fairseq's ``--load-alignments`` skips a subset without links silently, which would
-    train the word-level loss on nothing: refuse instead (validation links are optional:
-    they only add the word retrieval column)."""
-    if s.contrastive and s.word_weight > 0 and not (data_bin / "train.align.src-tgt.bin").exists():
-        raise NmtDataError(
-            f"{data_bin}: no train.align.src-tgt.bin, but word-weight is {s.word_weight}: "
-            "binarise the dataset with its subword links (`mlrep.nmt.prepare.binarise` with "
-            "links) or set word-weight to 0"
-        )
+    train the word-level or the alignment loss on nothing: refuse instead (validation links
+    are optional: they only add the word retrieval column and a validation alignment loss)."""
+    if (data_bin / "train.align.src-tgt.bin").exists():
+        return
+    weights = {
+        "word-weight": s.word_weight if s.contrastive else 0.0,
+        "alignment-weight": s.alignment_weight,
+    }
+    for option, weight in weights.items():
+        if weight > 0:
+            raise NmtDataError(
+                f"{data_bin}: no train.align.src-tgt.bin, but {option} is {weight}: binarise "
+                f"the dataset with its subword links (`mlrep nmt links`) or set {option} to 0"
+            )
 
 
 def _free_port() -> int:
