@@ -12,7 +12,7 @@ import pytest
 
 from mlrep import cli
 from mlrep.io import atomic_write_text
-from mlrep.nmt.data import SUBWORDS, TEXT, Direction, read_pair
+from mlrep.nmt.data import SUBWORDS, TEXT, Direction, _resample, read_pair
 from mlrep.nmt.sampling import probabilities, ratios, resample, sampled_counts
 
 # mRASP2 (Pan et al. 2021), Table 10: MC24's "Original Num." and "Sampling Ratio" of the 21
@@ -115,9 +115,22 @@ def test_resample_repeats_whole_copies_then_a_seeded_sample():
     assert len(set(down)) == 4 and set(down) <= set(rows)
     assert down == sorted(down, key=rows.index)
     assert resample(rows, 10, "1:en-it") == rows
+    # the fraction is drawn without replacement: 9 of 10 rows get a second copy
+    for seed in range(20):
+        assert sorted(Counter(resample(rows, 19, str(seed))).values()) == [1] + [2] * 9
     # deterministic per seed, another seed draws another sample
     assert resample(rows, 25, "1:en-it") == up
     assert resample(rows, 25, "2:en-it") != up
+
+
+def test_each_bitext_draws_its_own_sample():
+    # multi-way bitexts hold one English sentence at one line number; a sample drawn by
+    # line number alike for every pair would keep the same English in all of them
+    rows = [(f"en {i}", f"xx {i}", f"en@@ {i}", f"xx@@ {i}") for i in range(20)]
+    train = {"de": list(rows), "fr": list(rows), "it": rows[:5]}
+    stats = _resample(train, 5, 1)["sampling"]
+    assert stats["after"]["en-de"] == stats["after"]["en-fr"] < 20
+    assert set(train["de"]) != set(train["fr"])
 
 
 LINES = {"de": 40, "fr": 10}  # training pairs of each en-xx bitext
