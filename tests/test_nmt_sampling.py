@@ -12,7 +12,7 @@ import pytest
 
 from mlrep import cli
 from mlrep.io import atomic_write_text
-from mlrep.nmt.data import SUBWORDS, TEXT, Direction, _resample, read_pair
+from mlrep.nmt.data import SUBWORDS, TEXT, Direction, _resample, _write_pair, read_pair
 from mlrep.nmt.sampling import probabilities, ratios, resample, sampled_counts
 
 # mRASP2 (Pan et al. 2021), Table 10: MC24's "Original Num." and "Sampling Ratio" of the 21
@@ -123,14 +123,19 @@ def test_resample_repeats_whole_copies_then_a_seeded_sample():
     assert resample(rows, 25, "2:en-it") != up
 
 
-def test_each_bitext_draws_its_own_sample():
+def test_each_bitext_draws_its_own_sample(tmp_path):
     # multi-way bitexts hold one English sentence at one line number; a sample drawn by
     # line number alike for every pair would keep the same English in all of them
     rows = [(f"en {i}", f"xx {i}", f"en@@ {i}", f"xx@@ {i}") for i in range(20)]
-    train = {"de": list(rows), "fr": list(rows), "it": rows[:5]}
-    stats = _resample(train, 5, 1)["sampling"]
+    for xx, n in (("de", 20), ("fr", 20), ("it", 5)):
+        _write_pair(tmp_path, "train", Direction("en", xx), rows[:n])
+    stats = _resample(tmp_path, {"en-de": 20, "en-fr": 20, "en-it": 5}, 5, 1)["sampling"]
     assert stats["after"]["en-de"] == stats["after"]["en-fr"] < 20
-    assert set(train["de"]) != set(train["fr"])
+    de, fr = (read_pair(tmp_path / TEXT, "train", Direction("en", xx))[0] for xx in ("de", "fr"))
+    assert len(de) == stats["after"]["en-de"] and set(de) != set(fr)
+    # the subwords are resampled with their raw lines
+    sub = read_pair(tmp_path / SUBWORDS, "train", Direction("en", "de"))[0]
+    assert [x.replace("@@", "") for x in sub] == de
 
 
 LINES = {"de": 40, "fr": 10}  # training pairs of each en-xx bitext

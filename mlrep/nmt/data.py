@@ -284,7 +284,7 @@ def cut(
     sources: dict[str, str] = {}
     s_train = too_long = 0
     per_pair = {split: 0 for split in caps}
-    train_rows: dict[str, list[Row]] = {}
+    train_counts: dict[str, int] = {}
     for xx in others:
         kept = (row for row in train[xx].rows(PIVOT, xx) if row[0] not in dropped)
         rows = []
@@ -296,11 +296,10 @@ def cut(
             else:
                 rows.append(row)
         s_train += len(rows)
-        train_rows[xx] = rows
-        sources[f"train.en-{xx}"] = train[xx].label + (" less held-out" if held else "")
-    sampled = _resample(train_rows, sampling_temperature, sampling_seed)
-    for xx, rows in train_rows.items():
+        train_counts[f"en-{xx}"] = len(rows)
         _write_pair(out, "train", Direction(PIVOT, xx), rows)
+        sources[f"train.en-{xx}"] = train[xx].label + (" less held-out" if held else "")
+    sampled = _resample(out, train_counts, sampling_temperature, sampling_seed)
     for split, cap in caps.items():
         if split in held:
             by_lang = {
@@ -347,18 +346,21 @@ def cut(
     }
 
 
-def _resample(train_rows: dict[str, list[Row]], temperature: float, seed: int) -> dict:
-    """Resample `train_rows` in place to their temperature-sampled counts; the ``sampling``
-    statistics, none at temperature 1 (the identity), so other datasets' stats stay as they
-    were."""
+def _resample(out: Path, before: dict[str, int], temperature: float, seed: int) -> dict:
+    """Rewrite the cut training pairs in `out` (`before`: en-xx -> pairs) resampled to their
+    temperature-sampled counts, one bitext at a time (read back from its files, so memory holds
+    one bitext, not all); the ``sampling`` statistics, none at temperature 1 (the identity),
+    so other datasets' files and stats stay as they were."""
     if temperature == 1:
         return {}
-    before = {f"en-{xx}": len(rows) for xx, rows in train_rows.items()}
     if not all(before.values()):
         raise NmtDataError(f"training pairs {before}: temperature sampling needs every pair")
     after = sampling.sampled_counts(before, temperature)
-    for xx, rows in train_rows.items():
-        train_rows[xx] = sampling.resample(rows, after[f"en-{xx}"], f"{seed}:en-{xx}")
+    for name, count in after.items():
+        d = Direction.parse(name)
+        columns = (*read_pair(out / TEXT, "train", d), *read_pair(out / SUBWORDS, "train", d))
+        rows: list[Row] = list(zip(*columns, strict=True))
+        _write_pair(out, "train", d, sampling.resample(rows, count, f"{seed}:{name}"))
     ratio = sampling.ratios(before, temperature)
     return {
         "sampling": {
