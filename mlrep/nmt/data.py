@@ -29,6 +29,7 @@ from pathlib import Path
 from mlrep.data import validate
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_write_text, read_lines
+from mlrep.nmt import sampling
 
 TAGS = ("s-enc-t-dec", "t-enc")
 PIVOT = "en"
@@ -245,6 +246,8 @@ def cut(
     max_valid: int,
     max_test: int,
     max_length: int,
+    sampling_temperature: float = 1.0,
+    sampling_seed: int = 1,
 ) -> dict:
     """Write ``text/`` (raw) and ``sub/`` (subwords) ``{split}.{src}-{tgt}.{lang}`` for the
     dataset into `out`; return its statistics.
@@ -262,6 +265,11 @@ def cut(
     English sentences is trained on. ``valid_per_pair`` / ``test_per_pair`` are the most lines
     of any one direction of the split: the thesis prints one per-pair size per dataset, which
     is the cap wherever it binds (a pair with fewer lines is a smaller corpus set).
+
+    A `sampling_temperature` other than 1 resamples each en-xx bitext's training pairs to its
+    temperature-sampled share (`mlrep.nmt.sampling`, seeded by `sampling_seed` and the
+    pair), after the caps: ``s_train`` stays the pairs cut, ``sampling`` gives each bitext's
+    pairs before and after.
     """
     if PIVOT not in languages:
         raise NmtDataError(f"dataset languages {list(languages)} must include English ({PIVOT})")
@@ -276,6 +284,7 @@ def cut(
     sources: dict[str, str] = {}
     s_train = too_long = 0
     per_pair = {split: 0 for split in caps}
+    train_counts: dict[str, int] = {}
     for xx in others:
         kept = (row for row in train[xx].rows(PIVOT, xx) if row[0] not in dropped)
         rows = []
@@ -287,8 +296,10 @@ def cut(
             else:
                 rows.append(row)
         s_train += len(rows)
+        train_counts[f"en-{xx}"] = len(rows)
         _write_pair(out, "train", Direction(PIVOT, xx), rows)
         sources[f"train.en-{xx}"] = train[xx].label + (" less held-out" if held else "")
+    sampled = _resample(out, train_counts, sampling_temperature, sampling_seed)
     for split, cap in caps.items():
         if split in held:
             by_lang = {
@@ -331,6 +342,34 @@ def cut(
         **{f"{split}_per_pair": n for split, n in per_pair.items()},
         "too_long": too_long,
         "sources": sources,
+        **sampled,
+    }
+
+
+def _resample(out: Path, before: dict[str, int], temperature: float, seed: int) -> dict:
+    """Rewrite the cut training pairs in `out` (`before`: en-xx -> pairs) resampled to their
+    temperature-sampled counts, one bitext at a time (read back from its files, so memory holds
+    one bitext, not all); the ``sampling`` statistics, none at temperature 1 (the identity),
+    so other datasets' files and stats stay as they were."""
+    if temperature == 1:
+        return {}
+    if not all(before.values()):
+        raise NmtDataError(f"training pairs {before}: temperature sampling needs every pair")
+    after = sampling.sampled_counts(before, temperature)
+    for name, count in after.items():
+        d = Direction.parse(name)
+        columns = (*read_pair(out / TEXT, "train", d), *read_pair(out / SUBWORDS, "train", d))
+        rows: list[Row] = list(zip(*columns, strict=True))
+        _write_pair(out, "train", d, sampling.resample(rows, count, f"{seed}:{name}"))
+    ratio = sampling.ratios(before, temperature)
+    return {
+        "sampling": {
+            "temperature": temperature,
+            "seed": seed,
+            "before": before,
+            "after": after,
+            "ratio": {name: round(r, 4) for name, r in ratio.items()},
+        }
     }
 
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mlrep.cliutil import option_names, positive_int
+from mlrep.cliutil import option_names, positive_float, positive_int
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,19 @@ class DataSettings:
     max_test: int = field(metadata={"type": positive_int, "help": "lines per test direction"})
     max_length: int = field(
         metadata={"type": positive_int, "help": "training pairs with a longer side are left out"}
+    )
+    # temperature sampling of the training pairs (`mlrep.nmt.sampling`; Chapter 5: 1.5):
+    # omissible, so a section without it keeps each bitext's pairs as cut (T = 1)
+    sampling_temperature: float = field(
+        default=1.0,
+        metadata={
+            "omissible": True,
+            "type": positive_float,
+            "help": "T: resample each en-xx bitext's pairs to a share ∝ n^(1/T) (1: as cut)",
+        },
+    )
+    sampling_seed: int = field(
+        default=1, metadata={"omissible": True, "help": "seed of the resampled fractions"}
     )
 
 
