@@ -1,0 +1,155 @@
+"""Chapter 5's 28 trainings as data: three systems × two starting points × the methods each
+table prints, and what every method changes in training.
+
+A run is named ``<system>/<method>``: the system is the thesis's language group
+(`SYSTEMS`: ``222_en-ja``, ``626_en-it-ja-nl-tr-vi`` = 626.I, ``626_en-tr-ro-et-my-kk`` =
+626.II) and the method is the starting point (``mlsc``: a multilingual Transformer from
+scratch; ``mbart-ft``: mBART fine-tuned) with at most one addition (``-align``, ``-w2w``,
+``-fa``, ``-sent``): ``626_en-tr-ro-et-my-kk/mbart-ft-w2w``. The method names are the report's
+row keys of Tables 5.2, 5.3 and C.1-C.9 less their "(ours)" (`method_of_row`), so each printed
+row is one run.
+
+`Method.settings` holds what an addition changes relative to its base, in `TrainSettings`
+field names; the choices the thesis leaves open are marked [design]:
+
+- ``align``: Garg et al. (2019)'s supervised attention with their λ = 0.05, on the 1-to-1
+  fast_align links [design: the thesis does not say which links +align reads];
+- ``w2w`` / ``fa``: the word-level contrastive loss (w = 0.1, T = 0.2, d' = 128) on
+  word2word or 1-to-1 fast_align links, dropout 0.2 (the thesis lowers it with the loss);
+- ``sent``: mRASP2's sentence-level loss with its τ = 0.1 and λ = 1 [design: not stated for
+  this chapter], dropout 0.2; the 626 systems only (Tables C.2, C.3, C.5, C.6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mlrep.errors import MlrepError
+
+# system -> its English-centric pairs, in the order of its tables' columns
+SYSTEMS: Mapping[str, tuple[str, ...]] = {
+    "222_en-ja": ("en-ja",),
+    "626_en-it-ja-nl-tr-vi": ("en-ja", "en-vi", "en-it", "en-nl", "en-tr"),
+    "626_en-tr-ro-et-my-kk": ("en-tr", "en-ro", "en-et", "en-kk", "en-my"),
+}
+# the short names the thesis's Table 5.2 prints for the two 626 systems
+SHORT_NAMES = {"626.I": "626_en-it-ja-nl-tr-vi", "626.II": "626_en-tr-ro-et-my-kk"}
+BASES = ("mlsc", "mbart-ft")
+CONTRASTIVE_DROPOUT = 0.2  # [T] dropout with a contrastive loss (0.3 without)
+WORD_LOSS = {
+    "contrastive": True,
+    "word_weight": 0.1,
+    "word_temperature": 0.2,
+    "word_projection": 128,
+    "dropout": CONTRASTIVE_DROPOUT,
+}
+# addition -> (the settings it changes, the links its training reads, systems without it)
+ADDITIONS: Mapping[str, tuple[Mapping[str, Any], str, frozenset[str]]] = {
+    "": ({}, "", frozenset()),
+    "align": ({"alignment_weight": 0.05}, "fa", frozenset()),
+    "w2w": (WORD_LOSS, "w2w", frozenset()),
+    "fa": (WORD_LOSS, "fa", frozenset()),
+    "sent": (
+        {
+            "contrastive": True,
+            "sentence_weight": 1.0,
+            "sentence_temperature": 0.1,
+            "dropout": CONTRASTIVE_DROPOUT,
+        },
+        "",
+        frozenset({"222_en-ja"}),
+    ),
+}
+
+
+class Ch5RunError(MlrepError):
+    """A run, method or table row that Chapter 5's inventory does not have."""
+
+
+@dataclass(frozen=True)
+class Method:
+    """A starting point and at most one addition (``addition`` "" for the baseline)."""
+
+    base: str
+    addition: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.base}-{self.addition}" if self.addition else self.base
+
+    @classmethod
+    def parse(cls, name: str) -> Method:
+        for base in BASES:
+            addition = name.removeprefix(base).removeprefix("-")
+            if name.startswith(base) and addition in ADDITIONS and cls(base, addition).name == name:
+                return cls(base, addition)
+        raise Ch5RunError(
+            f"{name!r} is no Chapter 5 method; expected <{'|'.join(BASES)}>"
+            f"[-{'|-'.join(a for a in ADDITIONS if a)}]"
+        )
+
+    @property
+    def settings(self) -> Mapping[str, Any]:
+        """What the addition changes in `mlrep.nmt.settings.TrainSettings`."""
+        return ADDITIONS[self.addition][0]
+
+    @property
+    def links(self) -> str:
+        """The word links its training reads (``w2w``, ``fa``), "" for none."""
+        return ADDITIONS[self.addition][1]
+
+    @property
+    def pretrained(self) -> bool:
+        """Whether training starts from mBART (the stand-in at tiny) instead of scratch."""
+        return self.base == "mbart-ft"
+
+
+@dataclass(frozen=True)
+class Run:
+    system: str
+    method: Method
+
+    @property
+    def name(self) -> str:
+        return f"{self.system}/{self.method.name}"
+
+    @property
+    def pairs(self) -> tuple[str, ...]:
+        return SYSTEMS[self.system]
+
+
+def runs() -> list[Run]:
+    """Every training of the chapter, system by system (the thesis's 28)."""
+    return [
+        Run(system, Method(base, addition))
+        for system in SYSTEMS
+        for base in BASES
+        for addition, (_, _, without) in ADDITIONS.items()
+        if system not in without
+    ]
+
+
+def method_of_row(row_key: str) -> Method:
+    """The method a published table's row prints (its report row key, e.g. ``mlsc``,
+    ``mlsc-w2w-ours``, ``mbart-ft-align``)."""
+    return Method.parse(row_key.removesuffix("-ours"))
+
+
+def system_of_column(column: str) -> str:
+    """The system a Table 5.2 column names (``222_en-ja``, ``626.I``, ``626.II``)."""
+    system = SHORT_NAMES.get(column, column)
+    if system not in SYSTEMS:
+        raise Ch5RunError(f"{column!r} names no Chapter 5 system; expected one of {list(SYSTEMS)}")
+    return system
+
+
+def run(system: str, row_key: str) -> Run:
+    """The run behind one printed row of one system's table."""
+    if system not in SYSTEMS:
+        raise Ch5RunError(f"{system!r} is no Chapter 5 system; expected one of {list(SYSTEMS)}")
+    found = Run(system, method_of_row(row_key))
+    if found not in runs():
+        raise Ch5RunError(f"{found.name}: the thesis trains no {found.method.name} on {system}")
+    return found
