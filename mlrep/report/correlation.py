@@ -35,7 +35,9 @@ def _centred(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.nda
     """Both series minus their means, scaled to unit length: r is then their dot product."""
     xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if xs.shape != ys.shape or xs.ndim != 1:
-        raise ValueError(f"Pearson's r needs two series of equal length, got {xs.shape}, {ys.shape}")
+        raise ValueError(
+            f"Pearson's r needs two series of equal length, got {xs.shape}, {ys.shape}"
+        )
     if xs.size < 3:
         raise ValueError(f"Pearson's r needs at least 3 points, got {xs.size}")
     out = []
