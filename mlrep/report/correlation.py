@@ -63,6 +63,11 @@ def _orderings(n: int, samples: int, seed: int) -> tuple[np.ndarray, bool]:
     return np.array([rng.permutation(n) for _ in range(samples)]), False
 
 
+def _p(hits: np.ndarray, exact: bool) -> float:
+    count = int(np.sum(hits))
+    return count / hits.size if exact else (count + 1) / (hits.size + 1)
+
+
 def pearson(
     x: Sequence[float],
     y: Sequence[float],
@@ -71,8 +76,10 @@ def pearson(
     seed: int = 12345,
 ) -> Correlation:
     """r of x and y and the permutation p of no association against `alternative`:
-    ``greater`` (r > 0), ``less`` (r < 0) or ``two-sided``. Exact (the identity ordering is
-    one of the n!, so p ≥ 1/n!); sampled, it is (hits + 1) / (samples + 1), the observed
+    ``greater`` (r > 0), ``less`` (r < 0) or ``two-sided`` (the smaller one-sided p doubled,
+    at most 1: the permutation distribution of r need not be symmetric, so "as large in
+    absolute value" would not be the same test in both directions). Exact, the identity ordering
+    is one of the n!, so p ≥ 1/n!; sampled, p is (hits + 1) / (samples + 1), the observed
     pairing counted as one, as `mlrep.report.stats.p_exceeds` counts a bootstrap."""
     if alternative not in ALTERNATIVES:
         raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
@@ -80,12 +87,7 @@ def pearson(
     r = float(np.clip(xs @ ys, -1.0, 1.0))
     orders, exact = _orderings(xs.size, samples, seed)
     permuted = ys[orders] @ xs
-    if alternative == "greater":
-        hits = permuted >= r - _TIES
-    elif alternative == "less":
-        hits = permuted <= r + _TIES
-    else:
-        hits = np.abs(permuted) >= abs(r) - _TIES
-    count = int(np.sum(hits))
-    p = count / len(orders) if exact else (count + 1) / (len(orders) + 1)
+    greater = _p(permuted >= r - _TIES, exact)
+    less = _p(permuted <= r + _TIES, exact)
+    p = {"greater": greater, "less": less}.get(alternative, min(1.0, 2 * min(greater, less)))
     return Correlation(r=r, p=p, n=int(xs.size), exact=exact)
