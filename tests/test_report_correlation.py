@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mlrep.report.correlation import EXACT_MAX, pearson, pearson_r
+from mlrep.report.correlation import pearson, pearson_r
 
 X, Y = [1.0, 2.0, 3.0, 4.0], [1.0, 3.0, 2.0, 4.0]
 
@@ -29,7 +29,7 @@ def test_r_ignores_the_series_offsets_and_scales():
     assert pearson_r(X, [-y for y in Y]) == pytest.approx(-0.8)
 
 
-@pytest.mark.parametrize("n", [3, 5, EXACT_MAX])
+@pytest.mark.parametrize("n", [3, 5, 8])  # 8: the largest enumerated (8! = 40320)
 @pytest.mark.parametrize("alternative", ["greater", "less", "two-sided"])
 def test_exact_p_is_scipys_exact_permutation_p(n, alternative):
     rng = np.random.default_rng(n)
@@ -45,8 +45,8 @@ def test_exact_p_is_scipys_exact_permutation_p(n, alternative):
 
 def test_beyond_eight_points_p_is_sampled_with_the_seed():
     rng = np.random.default_rng(0)
-    x = rng.normal(size=12)
-    y = 0.5 * x + rng.normal(size=12)
+    x = rng.normal(size=9)
+    y = 0.5 * x + rng.normal(size=9)
     found = pearson(x, y, samples=4000, seed=7)
     assert not found.exact and found == pearson(x, y, samples=4000, seed=7)
     assert found.p != pearson(x, y, samples=4000, seed=8).p
