@@ -5,7 +5,7 @@ Tables C.3 and C.6."""
 import pytest
 import yaml
 
-from mlrep.report import claims, fill, tables
+from mlrep.report import claims, fill, page, summary, tables
 from mlrep.report.metrics import collect
 from mlrep.report.reference import load_all
 from tests.conftest import REPO
@@ -72,7 +72,12 @@ def test_correlated_gains_hold_by_the_one_sided_exact_permutation_test(tmp_path)
     )
     assert found.floor_p == pytest.approx(1 / 32) and found.floor_a == found.floor_b == 0.0
     assert (found.outcome, found.p_value) == (claims.HOLDS, pytest.approx(5 / 120))
-    assert "r = 0.90 over 5 points" in claims.markdown([found], "tiny")
+    assert "| r = 0.90 over 5 points | 0.00 / 0.00 (0.0312) | holds |" in claims.markdown(
+        [found], "tiny"
+    )
+    assert "<td>r = 0.90 over 5 points</td>" in page._ledger([found])
+    assert summary.verdicts([found]) == {"gains-correlate": {"r": 0.9, "verdict": "holds"}}
+    assert found.as_dict()["correlation"] == found.correlation
 
 
 def test_gains_that_move_apart_fail_and_hold_a_lower_claim(tmp_path):
