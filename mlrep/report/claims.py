@@ -204,9 +204,10 @@ def _groups(series: dict[str, Any]) -> list[list[str]]:
 def _series_rows(series: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """A series' row and baseline row as plain sides over all of its columns."""
     columns = [c for group in _groups(series) for c in group]
-    return tuple(  # type: ignore[return-value]
-        {"table": series["table"], "row": series[key], "columns": columns}
-        for key in ("row", "baseline")
+    table = series["table"]
+    return (
+        {"table": table, "row": series["row"], "columns": columns},
+        {"table": table, "row": series["baseline"], "columns": columns},
     )
 
 
@@ -517,13 +518,18 @@ def _evaluate_correlation(
     series = [_series(claim[name], tables, claim["id"]) for name in ("a", "b")]
     direction, alpha = claim["direction"], float(claim.get("alpha", 0.05))
     published = _r(*(s.gains(lambda c: c.published_value) for s in series))
+    correlation: dict[str, float | int | None] = {
+        "published_r": published,
+        "measured_r": None,
+        "n": len(series[0].sizes),
+    }
     verdict = Verdict(
         claim=claim,
         citation=claim.get("cite") or tables[claim["a"]["table"]].published.source.citation,
         published_a=None,
         published_b=None,
         published_holds=None if published is None else _judged(direction, 0.0, published),
-        correlation={"published_r": published, "measured_r": None, "n": len(series[0].sizes)},
+        correlation=correlation,
     )
     gains = [s.gains(lambda c: c.measured) for s in series]
     if gains[0] is None or gains[1] is None:
@@ -536,7 +542,7 @@ def _evaluate_correlation(
     except ValueError as error:  # a constant series: r is undefined
         verdict.statistic = str(error)
     else:
-        r = verdict.correlation["measured_r"] = found.r  # type: ignore[index]
+        r = correlation["measured_r"] = found.r
         verdict.p_value, verdict.statistic = found.p, _described(found, bootstrap)
     _correlation_floors(claim, tables, rows, bootstrap, verdict)
     if verdict.floor_p is None:

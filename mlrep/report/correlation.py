@@ -50,9 +50,13 @@ def _centred(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.nda
     return out[0], out[1]
 
 
-def pearson_r(x: Sequence[float], y: Sequence[float]) -> float:
-    xs, ys = _centred(x, y)
+def _r(xs: np.ndarray, ys: np.ndarray) -> float:
+    """r of two centred unit series (`_centred`), clipped against rounding past ±1."""
     return float(np.clip(xs @ ys, -1.0, 1.0))
+
+
+def pearson_r(x: Sequence[float], y: Sequence[float]) -> float:
+    return _r(*_centred(x, y))
 
 
 def _orderings(n: int, samples: int, seed: int) -> tuple[np.ndarray, bool]:
@@ -84,7 +88,7 @@ def pearson(
     if alternative not in ALTERNATIVES:
         raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
     xs, ys = _centred(x, y)
-    r = float(np.clip(xs @ ys, -1.0, 1.0))
+    r = _r(xs, ys)
     orders, exact = _orderings(xs.size, samples, seed)
     permuted = ys[orders] @ xs
     greater = _p(permuted >= r - _TIES, exact)
