@@ -531,14 +531,15 @@ def _evaluate_correlation(
         published_holds=None if published is None else _judged(direction, 0.0, published),
         correlation=correlation,
     )
-    gains = [s.gains(lambda c: c.measured) for s in series]
-    if gains[0] is None or gains[1] is None:
+    a_gains, b_gains = (s.gains(lambda c: c.measured) for s in series)
+    if a_gains is None or b_gains is None:
         return verdict
     rows = [cells for s in series for cells in s.rows]
     verdict.seeds = _shared_seeds([c for cells in rows for c in cells])
-    r = None
+    r: float | None = None
+    alternative = "greater" if direction == "higher" else "less"
     try:
-        found = pearson(*gains, "greater" if direction == "higher" else "less", *bootstrap)
+        found = pearson(a_gains, b_gains, alternative, *bootstrap)
     except ValueError as error:  # a constant series: r is undefined
         verdict.statistic = str(error)
     else:
