@@ -339,8 +339,7 @@ def test_a_malformed_two_sided_claim_is_refused(tmp_path, changes, message):
 
 def test_every_claim_names_measurable_cells_of_its_own_chapter():
     for claim in CLAIMS.values():
-        for side in ("a", "b"):
-            spec = claim[side]
+        for spec in claims.cell_sides(claim):
             definition = DEFINITIONS[spec["table"]]  # a KeyError names an undefined table
             table = PUBLISHED[spec["table"]]
             assert definition.chapter == claim["chapter"] and not definition.descriptive, claim

@@ -55,6 +55,7 @@ def test_as_dict_carries_every_field_under_its_name():
         "measured": {"a": 7.891, "b": 2.5, "seeds": [1, 2]},
         "floor": {"a": 0.5, "b": 0.25, "p": 0.0123456},
         "cited": {},
+        "correlation": None,
         "outcome": "inconclusive",
         "statistic": "sign test over 2 seeds",
         "p_value": 0.25,

@@ -37,13 +37,21 @@ alone and compares each replicate of its printed quantity with the constant, and
 counts the measured side's seeds above (or below) it. A cited side has no floor of its own
 (the published number came from a full-size model on the real benchmark): only the measured
 side must lie beyond its floor, and the ledger shows ``cited`` where the floor would be.
+
+A *correlation* claim (statistic ``pearson``) pairs two series instead of two means: each side
+is a row minus its ``baseline`` row at each of its ``columns`` (an entry that is a list of
+columns is their mean, such as a language pair's two directions), and the claim is that the
+gains of ``a`` and ``b`` correlate, r > 0 (``higher``) or r < 0 (``lower``), by the
+permutation p of `mlrep.report.correlation.pearson`. A correlation has no floor of its own: the
+four rows it differences must each lie beyond their floors, tested as a ``paired_bootstrap``
+claim tests a side (a gain of two rows at chance is noise, whatever it correlates with).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -53,6 +61,7 @@ import numpy as np
 import yaml
 
 from mlrep.errors import MlrepError
+from mlrep.report.correlation import Correlation, pearson, pearson_r
 from mlrep.report.fill import Bootstrap, Cell, FilledTable
 from mlrep.report.metrics import UNTRAINED_SEED
 from mlrep.report.stats import (
@@ -73,7 +82,9 @@ HOLDS, FAILS, INCONCLUSIVE, NOT_RUN = "holds", "fails", "inconclusive", "not run
 BELOW_FLOOR, NO_FLOOR = "below floor", "floor not measured"
 NOT_COMPARABLE = "not comparable at this scale"
 COMPARABLE_SCALE = "full"  # the scale whose data are the benchmarks cited numbers come from
-STATISTICS = ("paired_bootstrap", "sign_test")
+STATISTICS = ("paired_bootstrap", "sign_test", "pearson")
+CORRELATION = "pearson"
+_SERIES_KEYS = {"table", "row", "baseline", "columns"}  # a side of a correlation claim
 DIRECTIONS = ("higher", "lower", "within")
 _KEYS = {"id", "chapter", "claim", "a", "b", "direction", "statistic", "alpha", "margin", "cite"}
 # per-sentence data of a cell and the corpus score it sums to (`Cell.test_sets`)
@@ -105,6 +116,8 @@ class Verdict:
     floor_b: float | None = None
     floor_p: float | None = None  # the larger p of "side a / b is not beyond its floor"
     cited: dict[str, str] = field(default_factory=dict)  # side ("a"/"b") -> its source
+    # a correlation claim's r of the published and the measured gains, and its points
+    correlation: dict[str, float | int | None] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -123,6 +136,7 @@ class Verdict:
             "measured": {"a": self.measured_a, "b": self.measured_b, "seeds": self.seeds},
             "floor": {"a": self.floor_a, "b": self.floor_b, "p": self.floor_p},
             "cited": self.cited,
+            "correlation": self.correlation,
             "outcome": self.outcome,
             "statistic": self.statistic,
             "p_value": self.p_value,
@@ -146,10 +160,63 @@ def load(path: Path | None = None) -> list[dict[str, Any]]:
             )
         if claim["direction"] == "within" and not float(claim.get("margin", 0)) > 0:
             raise ClaimDefinitionError(f"{where}: direction within needs a positive margin")
+        _check_series(claim, where)
         if claim["id"] in seen:
             raise ClaimDefinitionError(f"{where}: duplicate id")
         seen.add(claim["id"])
     return claims
+
+
+def _check_series(claim: dict[str, Any], where: str) -> None:
+    """A ``pearson`` claim's sides are series of gains (``_SERIES_KEYS``) of equal length, at
+    least 3; a ``baseline`` anywhere else is a claim that meant to be a correlation."""
+    sides = (claim["a"], claim["b"])
+    if claim["statistic"] != CORRELATION:
+        if any(isinstance(side, dict) and "baseline" in side for side in sides):
+            raise ClaimDefinitionError(
+                f"{where}: a side with a baseline is a series of gains: set statistic: pearson"
+            )
+        return
+    if claim["direction"] == "within" or float(claim.get("margin", 0)) != 0:
+        raise ClaimDefinitionError(
+            f"{where}: statistic pearson tests r > 0 (direction higher) or r < 0 (lower), "
+            "with no margin"
+        )
+    for name, side in zip("ab", sides, strict=True):
+        if not isinstance(side, dict) or set(side) != _SERIES_KEYS or not side["columns"]:
+            raise ClaimDefinitionError(
+                f"{where}: side {name} of a pearson claim needs exactly {sorted(_SERIES_KEYS)} "
+                "(row minus baseline at each of columns; a list of columns is their mean)"
+            )
+    lengths = [len(side["columns"]) for side in sides]
+    if lengths[0] != lengths[1] or lengths[0] < 3:
+        raise ClaimDefinitionError(
+            f"{where}: a pearson claim pairs the points of a and b: it needs as many columns "
+            f"in each, at least 3; got {lengths[0]} and {lengths[1]}"
+        )
+
+
+def _groups(series: dict[str, Any]) -> list[list[str]]:
+    """A series' points: each a list of columns whose mean it is."""
+    return [c if isinstance(c, list) else [c] for c in series["columns"]]
+
+
+def _series_rows(series: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A series' row and baseline row as plain sides over all of its columns."""
+    columns = [c for group in _groups(series) for c in group]
+    table = series["table"]
+    return (
+        {"table": table, "row": series["row"], "columns": columns},
+        {"table": table, "row": series["baseline"], "columns": columns},
+    )
+
+
+def cell_sides(claim: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every plain side (``row`` + ``columns`` or ``column`` + ``rows``) whose cells the claim
+    reads: its two sides, or a correlation's two rows per series."""
+    if claim["statistic"] != CORRELATION:
+        return [claim["a"], claim["b"]]
+    return [row for name in ("a", "b") for row in _series_rows(claim[name])]
 
 
 def _cells(
@@ -355,9 +422,148 @@ def _judged(direction: str, margin: float, difference: float) -> bool:
     return (difference if direction == "higher" else -difference) > margin
 
 
+@dataclass(frozen=True)
+class _Series:
+    """A correlation side's cells: its row's and its baseline row's, `sizes[i]` of each at
+    point i."""
+
+    rows: tuple[list[Cell], list[Cell]]
+    sizes: list[int]
+
+    def gains(self, value: Callable[[Cell], float | None]) -> list[float] | None:
+        """Row minus baseline at each point, each the mean of its cells' `value`; None where a
+        cell has none."""
+        out, start = [], 0
+        for size in self.sizes:
+            row, base = (
+                _mean([value(c) for c in cells[start : start + size]]) for cells in self.rows
+            )
+            if row is None or base is None:
+                return None
+            out.append(row - base)
+            start += size
+        return out
+
+
+def _series(
+    series: dict[str, Any], tables: Mapping[str, FilledTable | None], claim_id: str
+) -> _Series:
+    row, base = (_cells(side, tables, claim_id) for side in _series_rows(series))
+    if any(c.cited is not None for c in row + base):
+        raise ClaimDefinitionError(
+            f"claim {claim_id}: a pearson side is a measured gain, but {series['table']} row "
+            f"{series['row']!r} or {series['baseline']!r} is cited"
+        )
+    return _Series((row, base), [len(group) for group in _groups(series)])
+
+
+def _r(a: list[float] | None, b: list[float] | None) -> float | None:
+    """r of two gain series; None where one is missing or constant (r undefined)."""
+    if a is None or b is None:
+        return None
+    try:
+        return pearson_r(a, b)
+    except ValueError:
+        return None
+
+
+def _shared_seeds(cells: list[Cell]) -> list[int]:
+    """The seeds every trained cell ran (an untrained one stands at each of them)."""
+    trained = [set(c.seeds) for c in cells if set(c.seeds) != {UNTRAINED_SEED}]
+    return sorted(set.intersection(*trained)) if trained else [UNTRAINED_SEED]
+
+
+def _correlation_floors(
+    claim: dict[str, Any],
+    tables: dict[str, FilledTable],
+    rows: list[list[Cell]],
+    bootstrap: Bootstrap,
+    verdict: Verdict,
+) -> None:
+    """Each row's floor (a and b: their rows'), and the largest p that a row is not beyond it,
+    by the paired bootstrap (`_beyond`); None where a floor was not written."""
+    floors = {t: f.floor for t, f in tables.items()}
+    sides = cell_sides(claim)
+    floor_cells = [_cells(side, floors, claim["id"]) for side in sides]
+    values = [_mean([c.measured for c in cells]) for cells in floor_cells]
+    verdict.floor_a, verdict.floor_b = values[0], values[2]
+    if any(value is None for value in values):
+        return
+    verdict.floor_p = max(
+        _beyond(
+            cells,
+            floor,
+            _orientation(side, tables[side["table"]], claim["id"]),
+            "paired_bootstrap",
+            bootstrap,
+            verdict.seeds,
+        )
+        for side, cells, floor in zip(sides, rows, floor_cells, strict=True)
+    )
+
+
+def _described(found: Correlation, bootstrap: Bootstrap) -> str:
+    if found.exact:
+        orderings = f"all {math.factorial(found.n)} orderings"
+    else:
+        orderings = f"{bootstrap[0]} random orderings, seed {bootstrap[1]}"
+    return f"one-sided permutation test of Pearson's r over {found.n} points ({orderings})"
+
+
+def _evaluate_correlation(
+    claim: dict[str, Any], tables: dict[str, FilledTable], bootstrap: Bootstrap
+) -> Verdict:
+    """A ``pearson`` claim's verdict (module docstring): the outcomes in the same order as a
+    comparison's, with r in place of a − b and no margin."""
+    series = [_series(claim[name], tables, claim["id"]) for name in ("a", "b")]
+    direction, alpha = claim["direction"], float(claim.get("alpha", 0.05))
+    published = _r(*(s.gains(lambda c: c.published_value) for s in series))
+    correlation: dict[str, float | int | None] = {
+        "published_r": published,
+        "measured_r": None,
+        "n": len(series[0].sizes),
+    }
+    verdict = Verdict(
+        claim=claim,
+        citation=claim.get("cite") or tables[claim["a"]["table"]].published.source.citation,
+        published_a=None,
+        published_b=None,
+        published_holds=None if published is None else _judged(direction, 0.0, published),
+        correlation=correlation,
+    )
+    a_gains, b_gains = (s.gains(lambda c: c.measured) for s in series)
+    if a_gains is None or b_gains is None:
+        return verdict
+    rows = [cells for s in series for cells in s.rows]
+    verdict.seeds = _shared_seeds([c for cells in rows for c in cells])
+    r: float | None = None
+    alternative = "greater" if direction == "higher" else "less"
+    try:
+        found = pearson(a_gains, b_gains, alternative, *bootstrap)
+    except ValueError as error:  # a constant series: r is undefined
+        verdict.statistic = str(error)
+    else:
+        r = correlation["measured_r"] = found.r
+        verdict.p_value, verdict.statistic = found.p, _described(found, bootstrap)
+    _correlation_floors(claim, tables, rows, bootstrap, verdict)
+    if verdict.floor_p is None:
+        verdict.outcome = NO_FLOOR
+    elif verdict.floor_p > alpha:
+        verdict.outcome = BELOW_FLOOR
+    elif r is None or verdict.p_value is None:
+        verdict.outcome = INCONCLUSIVE
+    elif not _judged(direction, 0.0, r):
+        verdict.outcome = FAILS
+    else:
+        verdict.outcome = HOLDS if verdict.p_value <= alpha else INCONCLUSIVE
+    return verdict
+
+
 def evaluate(
     claim: dict[str, Any], tables: dict[str, FilledTable], bootstrap: Bootstrap = (1000, 12345)
 ) -> Verdict:
+    if claim["statistic"] == CORRELATION:
+        return _evaluate_correlation(claim, tables, bootstrap)
     a_side, b_side = _side(claim["a"], tables, claim["id"]), _side(claim["b"], tables, claim["id"])
     if a_side.cited is not None and b_side.cited is not None:
         raise ClaimDefinitionError(f"claim {claim['id']}: both sides are cited, none measured")
@@ -464,8 +670,7 @@ def markdown(verdicts: list[Verdict], scale: str) -> str:
     for v in verdicts:
         lines.append(
             f"| {v.claim['id']} | {v.claim['claim']} | {v.citation} | "
-            f"{number(v.published_a)} / {number(v.published_b)} | "
-            f"{measured_text(v)} | {floor_text(v)} | {v.outcome} | "
+            f"{published_text(v)} | {measured_text(v)} | {floor_text(v)} | {v.outcome} | "
             f"{v.statistic or '–'} | {'–' if v.p_value is None else f'{v.p_value:.3g}'} |"
         )
     return "\n".join(lines) + "\n"
@@ -475,8 +680,23 @@ def number(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
 
 
+def _r_text(r: float | int | None) -> str:
+    return "–" if r is None else f"r = {r:.2f}"
+
+
+def published_text(verdict: Verdict) -> str:
+    """Both sides' published values, or a correlation's r."""
+    if verdict.correlation is not None:
+        return _r_text(verdict.correlation["published_r"])
+    return f"{number(verdict.published_a)} / {number(verdict.published_b)}"
+
+
 def measured_text(verdict: Verdict) -> str:
-    """Both sides' values, a cited side's marked with its source (it was never measured)."""
+    """Both sides' values, a cited side's marked with its source (it was never measured), or
+    a correlation's r and its number of points."""
+    if verdict.correlation is not None:
+        c = verdict.correlation
+        return f"{_r_text(c['measured_r'])} over {c['n']} points"
     return " / ".join(
         number(value) + (f" (cited: {verdict.cited[side]})" if side in verdict.cited else "")
         for side, value in (("a", verdict.measured_a), ("b", verdict.measured_b))

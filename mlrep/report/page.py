@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from mlrep.chapters import REGISTRY
-from mlrep.report.claims import Verdict, floor_text, measured_text, number, scale_note
+from mlrep.report.claims import (
+    Verdict,
+    floor_text,
+    measured_text,
+    published_text,
+    scale_note,
+)
 from mlrep.report.provenance import datasets, stand_in
 
 CHAPTERS = {chapter.id: chapter.title for chapter in REGISTRY}
@@ -115,7 +121,7 @@ def _ledger(verdicts: list[Verdict]) -> str:
             f'<tr class="{css}"><td>{html.escape(v.claim["id"])}</td>'
             f"<td style='text-align:left;white-space:normal'>{html.escape(v.claim['claim'])}</td>"
             f"<td>{html.escape(v.citation)}</td>"
-            f"<td>{number(v.published_a)} / {number(v.published_b)}</td>"
+            f"<td>{html.escape(published_text(v))}</td>"
             f"<td>{html.escape(measured_text(v))}</td>"
             f"<td>{html.escape(floor_text(v))}</td>"
             f"<td>{html.escape(v.outcome)}</td><td>{html.escape(v.statistic or '–')}</td>"

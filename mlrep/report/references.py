@@ -109,7 +109,7 @@ def references(chapter: str, reference_dir: Path) -> list[Reference]:
                 where = f"{table_id} row {key!r} column {column!r}"
                 out += [(c, Reference(where, m)) for c, m in table.cell(index, column)]
     for claim in claims.load():
-        for side in (claim["a"], claim["b"]):
+        for side in claims.cell_sides(claim):
             table = found.get(side["table"])
             for index, column in table.points(side) if table else []:
                 where = f"claim {claim['id']} ({side['table']} {column!r})"

@@ -62,7 +62,8 @@ def averages(table: fill.FilledTable) -> dict[str, dict[str, float]]:
 
 
 def verdicts(ledger: list[claims.Verdict]) -> dict[str, dict[str, float | str]]:
-    """Per claim its measured sides (those that ran) and its verdict."""
+    """Per claim its measured sides (those that ran), a correlation's measured r, and its
+    verdict."""
     out: dict[str, dict[str, float | str]] = {}
     for verdict in ledger:
         sides = {"a": verdict.measured_a, "b": verdict.measured_b}
@@ -71,6 +72,9 @@ def verdicts(ledger: list[claims.Verdict]) -> dict[str, dict[str, float | str]]:
             for side, value in sides.items()
             if value is not None and side not in verdict.cited  # a cited side never ran
         }
+        r = (verdict.correlation or {}).get("measured_r")
+        if r is not None:
+            entry["r"] = round(r, DIGITS)
         out[verdict.claim["id"]] = {**entry, "verdict": verdict.outcome}
     return out
 
