@@ -75,7 +75,8 @@ def read_synonyms(
 
     An entry at depth d is listed 2^(max_depth - d) times, so substitution picks nearer
     synonyms more often, as mRASP's RAS does (with its default max depth 1, uniformly).
-    Headwords left with no entry are left out: they have nothing to be replaced by.
+    Headwords left with no entry are left out: they have nothing to be replaced by. Every
+    line is checked, those of other languages too: a malformed file is refused whatever `lang`.
     """
     wanted = None if targets is None else {t.lower() for t in targets}
     dictionary: Dictionary = {}
@@ -89,8 +90,6 @@ def read_synonyms(
                 f"{path}:{number}: the headword {head!r} is not 'XX__word' (a two-letter "
                 "language code, '__', a word without spaces); fix or remove the line"
             )
-        if found.group(1).lower() != lang.lower():
-            continue
         candidates = []
         for entry in entries:
             match = _ENTRY.match(entry)
@@ -102,7 +101,7 @@ def read_synonyms(
             language, word, depth = match.group(1).lower(), match.group(2), int(match.group(3))
             if depth <= max_depth and (wanted is None or language in wanted):
                 candidates += [word] * 2 ** (max_depth - depth)
-        if candidates:
+        if candidates and found.group(1).lower() == lang.lower():
             dictionary.setdefault(found.group(2), []).extend(candidates)
     return dictionary
 
