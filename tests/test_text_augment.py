@@ -5,6 +5,7 @@ tokens, the three dictionary sources and their refusals, and both verbs on tempo
 import json
 import random
 from collections import Counter
+from unittest.mock import ANY
 
 import pytest
 
@@ -182,17 +183,17 @@ def _run(capsys, *argv):
 
 
 def test_augment_verb_writes_the_source_side_and_its_stats(tmp_path, capsys):
-    src, tgt, muse = _write(
+    src, tgt, muse, mono = _write(
         tmp_path, **{"in.en": "the cat\n\nthe dog\n", "in.de": "die Katze\n\nder Hund\n"},
-        **{"en-de.txt": "the der\ncat Katze\n"},
+        **{"en-de.txt": "the der\ncat Katze\n", "mono.en": "the cat sat\n" * 20},
     )  # fmt: skip
 
-    def run(out, *options):
-        return _run(capsys, "text", "augment", "--input", src, "--output", out,
+    def run(source, out, *options):
+        return _run(capsys, "text", "augment", "--input", source, "--output", out,
                     "--dictionary", muse, "--format", "muse", "--seed", "5", *options)  # fmt: skip
 
     out = tmp_path / "aa/out.en"
-    code, _, err = run(out, "--p", "1", "--target", tgt)
+    code, _, err = run(src, out, "--p", "1", "--target", tgt)
     assert code == 0, err
     assert out.read_text() == "der Katze\n\nder dog\n"
     meta = json.loads(out.with_name("out.en.meta.json").read_text())
@@ -202,12 +203,13 @@ def test_augment_verb_writes_the_source_side_and_its_stats(tmp_path, capsys):
     assert (extra["tokens"], extra["in_dictionary"], extra["replaced"]) == (4, 3, 3)
     assert extra["replaced_share"] == 0.75
     assert (extra["format"], extra["p"], extra["seed"]) == ("muse", 1.0, 5)
-    # monolingual: the pair is (C(x), x); the same seed writes the same text
-    mono, again = tmp_path / "mono.en", tmp_path / "again.en"
-    assert run(mono, "--p", "0.5")[0] == run(again, "--p", "0.5")[0] == 0
-    assert again.read_text() == mono.read_text()
-    pair = json.loads(mono.with_name("mono.en.meta.json").read_text())["extra"]["pair"]
-    assert pair == {"source": str(mono), "target": str(src)}
+    # monolingual: the pair is (C(x), x); the text is the library's for the seed given
+    augmented = tmp_path / "aa/mono.en"
+    assert run(mono, augmented, "--p", "0.5") == (0, ANY, "")
+    expected, _ = augment.augment(["the cat sat"] * 20, augment.read_muse(muse), 0.5, seed=5)
+    assert augmented.read_text() == "".join(line + "\n" for line in expected)
+    pair = json.loads(augmented.with_name("mono.en.meta.json").read_text())["extra"]["pair"]
+    assert pair == {"source": str(augmented), "target": str(mono)}
 
 
 def test_augment_verb_with_synonyms_and_its_refusals(tmp_path, capsys):
@@ -236,14 +238,17 @@ def test_induce_dictionary_verb_feeds_augment(tmp_path, capsys):
     src, tgt, links = _write(tmp_path, **BITEXT)
     dictionary = tmp_path / "induced.txt"
     code, out, err = _run(capsys, "text", "induce-dictionary", "--source", src, "--target", tgt,
-                          "--alignment", links, "--min-count", "2", "--top", "1",
+                          "--alignment", links, "--min-count", "1", "--top", "1",
                           "--output", dictionary)  # fmt: skip
     assert code == 0, err
-    assert dictionary.read_text() == "a x\nb y\n"
-    assert json.loads(out) == {"output": str(dictionary), "words": 2, "entries": 2}
+    assert dictionary.read_text() == "a x\nb y\nc v\n"
+    assert json.loads(out) == {"output": str(dictionary), "words": 3, "entries": 3}
     augmented = tmp_path / "aa.src"
     code, _, err = _run(capsys, "text", "augment", "--input", src, "--output", augmented,
                         "--dictionary", dictionary, "--format", "muse", "--p", "1",
                         "--seed", "0")  # fmt: skip
     assert code == 0, err
-    assert augmented.read_text() == "x y\nx y\nx y c\nx c\ny\n"
+    assert augmented.read_text() == "x y\nx y\nx y v\nx v\ny\n"
+    _run(capsys, "text", "induce-dictionary", "--source", src, "--target", tgt,
+         "--alignment", links, "--min-count", "2", "--output", dictionary)  # fmt: skip
+    assert dictionary.read_text() == "a x\nb y\n"  # z and c's words were linked once
