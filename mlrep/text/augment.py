@@ -47,8 +47,8 @@ _ENTRY = re.compile(r"^([A-Za-z]{2})__(\S+)__([1-9])$")
 
 
 def read_muse(path: Path) -> Dictionary:
-    """A MUSE dictionary; blank lines are skipped, a repeated pair counts once (MUSE's files
-    list each pair once, so a repeat is a concatenation mistake, not a weight)."""
+    """A MUSE dictionary; blank lines are skipped and a repeated pair counts once, so a pair
+    listed twice (files concatenated) does not weigh its translation in the draw."""
     dictionary: Dictionary = {}
     seen: set[tuple[str, str]] = set()
     for number, line in enumerate(read_lines(path), start=1):
@@ -187,7 +187,7 @@ class Stats:
 
     tokens: int = 0
     in_dictionary: int = 0  # tokens the dictionary lists: the most that can be replaced
-    replaced: int = 0
+    replaced: int = 0  # substitutions made; a translation spelled as the word itself counts
 
     @property
     def replaced_share(self) -> float | None:
