@@ -22,6 +22,7 @@ from mlrep.cliutil import (
     add_options,
     fill,
     positive_int,
+    probability,
     resolved_params,
     scale_of,
     settings_from,
@@ -29,6 +30,7 @@ from mlrep.cliutil import (
 from mlrep.io import atomic_directory
 from mlrep.provenance import record
 from mlrep.text import (
+    augment,
     english,
     enju,
     external,
@@ -272,6 +274,52 @@ def _pretrain_pairs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dictionary(args: argparse.Namespace) -> augment.Dictionary:
+    """The ``--dictionary`` in its ``--format``; the synonym options only apply to synonyms."""
+    if args.format == "muse":
+        if args.lang or args.targets or args.max_depth is not None:
+            raise UsageError("--lang, --targets and --max-depth are for --format synonym only")
+        return augment.read_muse(args.dictionary)
+    if not args.lang:
+        raise UsageError("--format synonym needs --lang, the language of the input's words")
+    return augment.read_synonyms(args.dictionary, args.lang, args.targets, args.max_depth or 1)
+
+
+def _augment(args: argparse.Namespace) -> int:
+    dictionary = _dictionary(args)
+    source = lines.read_lines(args.input)
+    target = args.target or args.input  # monolingual input: the self-parallel pair (C(x), x)
+    if args.target and len(lines.read_lines(args.target)) != len(source):
+        raise UsageError(f"{args.input} and {args.target} must have the same number of lines")
+    out, stats = augment.augment(source, dictionary, args.p, args.seed)
+    counts = lines.Counts(lines=len(source))
+    counts.empty = sum(1 for line in out if not line)
+    counts.processed = counts.lines - counts.empty
+    counts.extra = {
+        "tool": "mlrep aligned augmentation (mRASP2 AA)",
+        "input": str(args.input),
+        "pair": {"source": str(args.output), "target": str(target)},
+        "dictionary": str(args.dictionary),
+        "format": args.format,
+        "dictionary_words": len(dictionary),
+        "p": args.p,
+        "seed": args.seed,
+        **asdict(stats),
+        "replaced_share": stats.replaced_share,  # paper Table 10: "% of replaced tokens"
+    }
+    _write(args.output, out, counts)
+    return 0
+
+
+def _induce_dictionary(args: argparse.Namespace) -> int:
+    pairs, links = augment.read_aligned(args.source, args.target, args.alignment)
+    dictionary = augment.induce(pairs, links, args.min_count, args.top)
+    augment.write_muse(dictionary, args.output)
+    entries = sum(len(translations) for translations in dictionary.values())
+    print(json.dumps({"output": str(args.output), "words": len(dictionary), "entries": entries}))
+    return 0
+
+
 def _gather(args: argparse.Namespace) -> int:
     total = lines.gather(args.parts, args.output)
     print(json.dumps({"output": str(args.output), "lines": total.lines}))
@@ -435,6 +483,27 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     pre.add_argument("--section", help="params section (dotted) for options not given")
     add_options(pre, pretrain_tasks.TaskSettings)
     pre.set_defaults(func=_pretrain_pairs)
+
+    aug = sub.add_parser("augment", help="mRASP2 aligned augmentation: dictionary substitution")
+    _io(aug, sharded=False)
+    aug.add_argument("--dictionary", type=Path, required=True, help="dictionary file")
+    aug.add_argument("--format", required=True, choices=("muse", "synonym"))
+    aug.add_argument("--p", type=probability, default=0.9, help="replace probability (0.9)")
+    aug.add_argument("--seed", type=int, required=True, help="seed of the substitutions")
+    aug.add_argument("--target", type=Path, help="target side of a parallel input (none: mono)")
+    aug.add_argument("--lang", help="synonym: the language code of the input's words")
+    aug.add_argument("--targets", nargs="+", help="synonym: replacement languages (all)")
+    aug.add_argument("--max-depth", type=positive_int, help="synonym: graph distance (1)")
+    aug.set_defaults(func=_augment)
+
+    ind = sub.add_parser("induce-dictionary", help="MUSE-format dictionary from 1-to-1 links")
+    ind.add_argument("--source", type=Path, required=True, help="source token file")
+    ind.add_argument("--target", type=Path, required=True, help="target token file")
+    ind.add_argument("--alignment", type=Path, required=True, help="Pharaoh links i-j")
+    ind.add_argument("--min-count", type=positive_int, default=2, help="least link count")
+    ind.add_argument("--top", type=positive_int, default=5, help="translations per word")
+    ind.add_argument("--output", type=Path, required=True, help="dictionary written here")
+    ind.set_defaults(func=_induce_dictionary)
 
     gather = sub.add_parser("gather", help="join shard outputs in order")
     gather.add_argument("--output", type=Path, required=True)
