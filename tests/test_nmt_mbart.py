@@ -4,14 +4,19 @@ mBART-25's size, its function at a tiny size."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 import pytest
 import torch
 from fairseq.models import ARCH_CONFIG_REGISTRY
 
+from mlrep.device import BatchPlan
 from mlrep.nmt.mbart import MBART_ARCHITECTURES
 from mlrep.nmt.model import MODEL
+from mlrep.nmt.train import encoder_layers, fairseq_args
+from mlrep.nmt.variant import Variant
 from tests.mbart_helpers import TINY, bart, meta, ours, vocabulary
+from tests.nmt_helpers import settings
 
 MBART25_ROWS = 250027  # 4 specials + dict.txt's 249997 pieces + 25 language tokens + <mask>
 
@@ -63,3 +68,16 @@ def test_mbart_refuses_another_layernorm_placement(placement):
     """The placement changes the function, not the state dict: it must not load silently."""
     with pytest.raises(ValueError, match="mBART is PreNorm"):
         ARCH_CONFIG_REGISTRY[f"{MODEL}_mbart_tiny"](argparse.Namespace(layernorm=placement))
+
+
+def test_training_keeps_mbarts_1024_learned_positions(tmp_path):
+    """The positions are checkpoint weights: a run of an mBART-class arch keeps all 1024 (the
+    other architectures' sinusoidal positions need only cover the data)."""
+    plan = BatchPlan(1, 512, 1, 1, 512)
+    mbart = dataclasses.replace(settings(), arch=f"{MODEL}_mbart_large")
+    argv = fairseq_args(tmp_path, tmp_path, Variant("pre"), mbart, plan)
+    assert "--max-source-positions=1024" in argv and "--max-target-positions=1024" in argv
+    assert "--max-source-positions=256" in fairseq_args(
+        tmp_path, tmp_path, Variant(), settings(), plan
+    )
+    assert encoder_layers(mbart.arch) == 12

@@ -5,6 +5,7 @@ model and ``dict.txt`` made as mBART's are."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
@@ -14,11 +15,14 @@ import torch
 from fairseq import checkpoint_utils
 from fairseq.data import Dictionary
 
-from mlrep.io import sha256_file
+from mlrep.io import atomic_write_text, sha256_file
 from mlrep.nmt.mbart_init import CHECKPOINT, DICT, MBART25_LANGUAGES, convert
 from mlrep.nmt.model import MODEL, ArchitectureMismatch
-from mlrep.nmt.train import SUMMARY, DictionaryMismatch
+from mlrep.nmt.prepare import fairseq_preprocess
+from mlrep.nmt.train import LAST, SUMMARY, DictionaryMismatch, train
+from mlrep.nmt.variant import Variant
 from tests.mbart_helpers import TINY, bart, ours
+from tests.nmt_helpers import settings
 
 TEXT = [
     "the cat sat on the mat and looked at the dog",
@@ -136,3 +140,25 @@ def test_a_checkpoint_of_another_shape_is_refused(tmp_path):
     with pytest.raises(ArchitectureMismatch, match="is not a mlrep_transformer_mbart_large model"):
         convert(**files, out=tmp_path / "init", arch=f"{MODEL}_mbart_large")
     assert not (tmp_path / "init").exists()
+
+
+def test_fine_tuning_starts_from_the_converted_checkpoint(tmp_path):
+    """Two updates of `mlrep nmt train`'s training from the converted init, on data binarised
+    with the written dictionary: fairseq loads it (its learned 1024 positions included), and at
+    a learning rate too small to move them the weights stay the release's."""
+    files = release(tmp_path / "release")
+    init = convert(**files, out=tmp_path / "init", arch=ARCH)
+    spm = sentencepiece.SentencePieceProcessor(model_file=str(files["spm_model"]))
+    raw = tmp_path / "raw"
+    for split in ("train", "valid"):
+        for side, lines in (("src", TEXT[:5]), ("tgt", TEXT[1:6])):
+            text = "".join(" ".join(spm.encode(line, out_type=str)) + "\n" for line in lines)
+            atomic_write_text(raw / f"{split}.src-tgt.{side}", text)
+    fairseq_preprocess(raw, tmp_path / "bin", tmp_path / "init" / DICT)
+    s = dataclasses.replace(settings(max_update=2, save_interval_updates=2), arch=ARCH, lr=1e-9)
+    summary = train(tmp_path / "bin", tmp_path / "ft", "mbart", Variant("pre"), s, init)
+    assert summary["updates"] == 2 and summary["init"] == str(init)
+    tuned = torch.load(tmp_path / "ft" / LAST, weights_only=False)["model"]
+    released = torch.load(files["checkpoint"], weights_only=False)["model"]
+    for key in ("encoder.embed_tokens.weight", "encoder.embed_positions.weight"):
+        torch.testing.assert_close(tuned[key], released[key], rtol=0, atol=1e-5)
