@@ -15,6 +15,7 @@ import torch
 from fairseq import checkpoint_utils
 from fairseq.data import Dictionary
 
+from mlrep import cli
 from mlrep.io import atomic_write_text, sha256_file
 from mlrep.nmt.mbart_init import CHECKPOINT, DICT, MBART25_LANGUAGES, convert
 from mlrep.nmt.model import MODEL, ArchitectureMismatch
@@ -118,6 +119,16 @@ def test_a_dictionary_not_of_the_sentencepiece_model_is_refused(tmp_path):
     ):
         assert part in message
     assert not (tmp_path / "init").exists()
+
+
+def test_the_verb_converts_and_refuses_in_one_line(tmp_path, capsys):
+    files = release(tmp_path / "release")
+    argv = ["nmt", "mbart-init", "--checkpoint", str(files["checkpoint"]), "--dict"]
+    argv += [str(files["dict_txt"]), "--spm", str(files["spm_model"]), "--arch", ARCH]
+    assert cli.main([*argv, "--out", str(tmp_path / "init")]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "init" / CHECKPOINT)
+    assert cli.main([*argv[:-1], "mlrep_transformer_mbart_huge", "--out", str(tmp_path / "x")]) == 2
+    assert "choose one of mlrep_transformer_mbart_tiny" in capsys.readouterr().err
 
 
 def test_a_checkpoint_of_another_dictionary_size_is_refused(tmp_path):

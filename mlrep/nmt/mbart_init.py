@@ -114,7 +114,7 @@ def convert(
     the fine-tuning init of architecture `arch` into `out` (module docstring); returns the
     checkpoint written. `languages`: the pre-training languages, in their token order."""
     if arch not in MBART_ARCHITECTURES:
-        raise ValueError(
+        raise ArchitectureMismatch(
             f"unknown mBART arch {arch!r}; choose one of {', '.join(MBART_ARCHITECTURES)}"
         )
     _check_pieces(dict_txt, spm_model)
