@@ -173,3 +173,9 @@ def test_fine_tuning_starts_from_the_converted_checkpoint(tmp_path):
     released = torch.load(files["checkpoint"], weights_only=False)["model"]
     for key in ("encoder.embed_tokens.weight", "encoder.embed_positions.weight"):
         torch.testing.assert_close(tuned[key], released[key], rtol=0, atol=1e-5)
+
+
+def test_mbart25_has_25_language_tokens_chapter_5s_languages_among_them():
+    assert len(set(MBART25_LANGUAGES)) == 25 and sorted(MBART25_LANGUAGES) == MBART25_LANGUAGES
+    codes = {code.split("_")[0] for code in MBART25_LANGUAGES}
+    assert {"en", "et", "it", "ja", "kk", "my", "nl", "ro", "tr", "vi"} <= codes

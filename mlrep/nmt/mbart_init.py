@@ -14,7 +14,8 @@ into pieces the embedding rows do not stand for:
 
 It then writes, into one folder, what ``mlrep nmt train``'s fine-tuning (`mlrep.nmt.train`) reads:
 ``checkpoint.pt``, the weights under our ``mlrep_transformer_mbart_*`` architecture
-(`mlrep.nmt.mbart`: the same parameter names, so no key is renamed), ``dict.txt``, the
+(`mlrep.nmt.mbart`: the same parameter names, so no key is renamed; fairseq's own upgrade of
+older checkpoint layouts is applied), ``dict.txt``, the
 fine-tuning dictionary to binarise the data with, and ``train.json``, the dictionary's hash as a
 pre-training run records it. The translation model drops BART's classification heads
 (``classification_heads.*``: sentence-classification fine-tuning, no part of translation).
@@ -37,32 +38,10 @@ from mlrep.nmt.train import SUMMARY, DictionaryMismatch
 
 # mBART-25's pre-training languages, in the order its embedding rows hold their tokens
 MBART25_LANGUAGES = [
-    "ar_AR",
-    "cs_CZ",
-    "de_DE",
-    "en_XX",
-    "es_XX",
-    "et_EE",
-    "fi_FI",
-    "fr_XX",
-    "gu_IN",
-    "hi_IN",
-    "it_IT",
-    "ja_XX",
-    "kk_KZ",
-    "ko_KR",
-    "lt_LT",
-    "lv_LV",
-    "my_MM",
-    "ne_NP",
-    "nl_XX",
-    "ro_RO",
-    "ru_RU",
-    "si_LK",
-    "tr_TR",
-    "vi_VN",
-    "zh_CN",
-]
+    "ar_AR", "cs_CZ", "de_DE", "en_XX", "es_XX", "et_EE", "fi_FI", "fr_XX", "gu_IN", "hi_IN",
+    "it_IT", "ja_XX", "kk_KZ", "ko_KR", "lt_LT", "lv_LV", "my_MM", "ne_NP", "nl_XX", "ro_RO",
+    "ru_RU", "si_LK", "tr_TR", "vi_VN", "zh_CN",
+]  # fmt: skip
 MASK = "<mask>"
 CHECKPOINT = "checkpoint.pt"
 DICT = "dict.txt"
@@ -128,7 +107,7 @@ def convert(
             f"{len(languages)} language tokens and {MASK} makes {len(dictionary)}: {_FIX} (and "
             "its pre-training languages)"
         )
-    args = _check_shapes(checkpoint, arch, dictionary, weights)
+    args = _fit_to_arch(checkpoint, arch, dictionary, weights)
     with atomic_directory(out) as staging:  # the three files agree, or none is there
         torch.save(_training_state(args, weights), staging / CHECKPOINT)
         dictionary.save(str(staging / DICT))
@@ -142,7 +121,7 @@ def convert(
     return out / CHECKPOINT
 
 
-def _check_shapes(checkpoint: Path, arch: str, dictionary: Dictionary, weights: dict) -> Namespace:
+def _fit_to_arch(checkpoint: Path, arch: str, dictionary: Dictionary, weights: dict) -> Namespace:
     """Upgrade `weights` in place as fairseq upgrades an older checkpoint on loading (e.g. the
     output projection, tied to the embedding, that older checkpoints do not store), then check
     they are exactly the parameters of `arch` on `dictionary`, of the same shapes (a shape-only
