@@ -12,7 +12,7 @@ from fairseq.models import ARCH_CONFIG_REGISTRY
 
 from mlrep.device import BatchPlan
 from mlrep.nmt.mbart import MBART_ARCHITECTURES
-from mlrep.nmt.model import MODEL
+from mlrep.nmt.model import MODEL, ArchitectureMismatch
 from mlrep.nmt.train import encoder_layers, fairseq_args
 from mlrep.nmt.variant import Variant
 from tests.mbart_helpers import TINY, bart, meta, ours, vocabulary
@@ -66,7 +66,7 @@ def test_tiny_computes_what_fairseqs_mbart_computes():
 @pytest.mark.parametrize("placement", ["post", "swap"])
 def test_mbart_refuses_another_layernorm_placement(placement):
     """The placement changes the function, not the state dict: it must not load silently."""
-    with pytest.raises(ValueError, match="mBART is PreNorm"):
+    with pytest.raises(ArchitectureMismatch, match="mBART is PreNorm"):
         ARCH_CONFIG_REGISTRY[f"{MODEL}_mbart_tiny"](argparse.Namespace(layernorm=placement))
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from fairseq.models import register_model_architecture
 
-from mlrep.nmt.model import MODEL, sized
+from mlrep.nmt.model import MODEL, ArchitectureMismatch, sized
 
 MAX_POSITIONS = 1024  # mBART's learned positions (fairseq adds padding_idx + 1 rows)
 
@@ -39,7 +39,9 @@ def _mbart(embed: int, ffn: int, heads: int, layers: int) -> Callable[[Any], Non
         if args.layernorm != "pre":
             # the placement changes the function, not the state dict: a checkpoint would load
             # into a post- or swap-norm model without a word
-            raise ValueError(f"mBART is PreNorm: train it with layernorm pre, not {args.layernorm}")
+            raise ArchitectureMismatch(
+                f"mBART is PreNorm: train it with layernorm pre, not {args.layernorm}"
+            )
         args.layernorm_embedding = getattr(args, "layernorm_embedding", True)
         args.encoder_learned_pos = getattr(args, "encoder_learned_pos", True)
         args.decoder_learned_pos = getattr(args, "decoder_learned_pos", True)
