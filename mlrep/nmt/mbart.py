@@ -37,8 +37,8 @@ def _mbart(embed: int, ffn: int, heads: int, layers: int) -> Callable[[Any], Non
     def architecture(args: Any) -> None:
         args.layernorm = getattr(args, "layernorm", None) or "pre"
         if args.layernorm != "pre":
-            # the placement changes the function, not the state dict: a checkpoint would load
-            # into a post- or swap-norm model without a word
+            # swap-norm has PreNorm's state dict: an mBART checkpoint would load into it
+            # without a word and compute another function
             raise ArchitectureMismatch(
                 f"mBART is PreNorm: train it with layernorm pre, not {args.layernorm}"
             )
