@@ -33,7 +33,7 @@ SPEC_DATASETS = {
     "manual_aspec_jc", "manual_kyoto_wiki_jc", "jungyeul_news_ek", "statmt_cc100",
     "manual_mrasp_pc32", "manual_newscrawl_mc24", "muse_dictionaries",
     "manual_tatoeba_challenge_v20210807", "manual_iwslt17_mted_test", "manual_iwslt14_en_nl_test",
-    "mrasp2_synonym_dict", "manual_wmt19_commoncrawl_mono",
+    "mrasp2_synonym_dict", "manual_wmt19_commoncrawl_mono", "mbart_cc25",
 }  # fmt: skip
 
 

@@ -112,6 +112,14 @@ def _links(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mbart_init(args: argparse.Namespace) -> int:
+    """A released mBART checkpoint as the init of a fine-tuning run (`mlrep.nmt.mbart_init`)."""
+    from mlrep.nmt.mbart_init import convert
+
+    print(convert(args.checkpoint, args.dict, args.spm, args.out, args.arch))
+    return 0
+
+
 def _train_settings(args: argparse.Namespace, sections: tuple[str, ...]):
     from mlrep.nmt.settings import TrainSettings
 
@@ -573,6 +581,25 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     lnk.add_argument("--tag-formats", nargs="+", choices=TAGS, default=list(TAGS))
     lnk.add_argument("--out", type=Path, required=True)
     lnk.set_defaults(func=_links)
+
+    mb = sub.add_parser(
+        "mbart-init",
+        parents=[common],
+        help="check a released mBART checkpoint against its dict.txt and SentencePiece model, "
+        "and write it as the init of a fine-tuning run",
+    )
+    mb.add_argument("--checkpoint", type=Path, required=True, help="the release's model.pt")
+    mb.add_argument("--dict", type=Path, required=True, help="the release's dict.txt")
+    mb.add_argument("--spm", type=Path, required=True, help="the release's sentence.bpe.model")
+    mb.add_argument(
+        "--arch",
+        default="mlrep_transformer_mbart_large",
+        help="the mlrep_transformer_mbart_* architecture of the checkpoint's size",
+    )
+    mb.add_argument(
+        "--out", type=Path, required=True, help="folder of checkpoint.pt, dict.txt, train.json"
+    )
+    mb.set_defaults(func=_mbart_init)
 
     trn = sub.add_parser(
         "train", parents=[base], help="train one system (resumes; exit 75 on preemption)"

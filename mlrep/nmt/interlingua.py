@@ -50,8 +50,8 @@ from mlrep.nmt.model import (
     VariantTransformer,
     _ffn,
     _norm,
-    _sized,
     _sublayer,
+    sized,
 )
 from mlrep.nmt.variant import Variant
 
@@ -339,7 +339,7 @@ def _interlingua_sized(embed: int, ffn: int, heads: int, n: int, m: int, decoder
     def architecture(args: Any) -> None:
         args.decoder_layers = getattr(args, "decoder_layers", decoder)
         args.interlingua_layers = getattr(args, "interlingua_layers", None) or m
-        _sized(embed, ffn, heads, n)(args)
+        sized(embed, ffn, heads, n)(args)
         _interlingua_defaults(args)
 
     return architecture

@@ -269,7 +269,7 @@ def _defaults(args: Any) -> None:
     base_architecture(args)
 
 
-def _sized(embed: int, ffn: int, heads: int, layers: int) -> Callable[[Any], None]:
+def sized(embed: int, ffn: int, heads: int, layers: int) -> Callable[[Any], None]:
     def architecture(args: Any) -> None:
         args.encoder_embed_dim = getattr(args, "encoder_embed_dim", embed)
         args.encoder_ffn_embed_dim = getattr(args, "encoder_ffn_embed_dim", ffn)
@@ -290,9 +290,9 @@ ARCHITECTURES = {
     f"{MODEL}_base": (512, 2048, 8, 6),
     f"{MODEL}_big": (1024, 4096, 16, 6),
 }
-register_model_architecture(MODEL, MODEL)(_sized(*ARCHITECTURES[f"{MODEL}_base"]))
+register_model_architecture(MODEL, MODEL)(sized(*ARCHITECTURES[f"{MODEL}_base"]))
 for _name, _size in ARCHITECTURES.items():
-    register_model_architecture(MODEL, _name)(_sized(*_size))
+    register_model_architecture(MODEL, _name)(sized(*_size))
 
 
 @register_model(ALIGN_MODEL)
@@ -354,6 +354,6 @@ def align_arch(arch: str) -> str:
     return arch.replace(MODEL, ALIGN_MODEL, 1)
 
 
-register_model_architecture(ALIGN_MODEL, ALIGN_MODEL)(_sized(*ARCHITECTURES[f"{MODEL}_base"]))
+register_model_architecture(ALIGN_MODEL, ALIGN_MODEL)(sized(*ARCHITECTURES[f"{MODEL}_base"]))
 for _name, _size in ARCHITECTURES.items():
-    register_model_architecture(ALIGN_MODEL, align_arch(_name))(_sized(*_size))
+    register_model_architecture(ALIGN_MODEL, align_arch(_name))(sized(*_size))

@@ -49,6 +49,7 @@ from mlrep.nmt import valid_log
 from mlrep.nmt.contrastive import CONTRASTIVE
 from mlrep.nmt.data import NmtDataError
 from mlrep.nmt.interlingua import INTERLINGUA, InterlinguaError, interlingua_arch
+from mlrep.nmt.mbart import MAX_POSITIONS, MBART_ARCHITECTURES
 from mlrep.nmt.model import (
     ALIGN_MODEL,
     ARCHITECTURES,
@@ -68,11 +69,21 @@ BEST = "checkpoint_best.pt"
 LAST = "checkpoint_last.pt"
 
 
+SHAPES = {**ARCHITECTURES, **MBART_ARCHITECTURES}  # every arch `arch` may name: its size
+
+
 def encoder_layers(arch: str) -> int:
-    """Encoder depth of one of the registered architectures (`mlrep.nmt.model`)."""
-    if arch not in ARCHITECTURES:
-        raise ValueError(f"unknown arch {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
-    return ARCHITECTURES[arch][3]
+    """Encoder depth of one of the registered architectures (`mlrep.nmt.model`,
+    `mlrep.nmt.mbart`)."""
+    if arch not in SHAPES:
+        raise ValueError(f"unknown arch {arch!r}; choose one of {', '.join(SHAPES)}")
+    return SHAPES[arch][3]
+
+
+def max_positions(arch: str) -> int:
+    """The longest sentence a run's model takes: an mBART-class model's learned positions are
+    weights of its checkpoint (1024 rows); the sinusoidal others need only cover the data."""
+    return MAX_POSITIONS if arch in MBART_ARCHITECTURES else 256
 
 
 def depth(s: TrainSettings) -> int:
@@ -141,8 +152,8 @@ def fairseq_args(
         "--keep-interval-updates=1",
         # fairseq-fixed silently drops the last incomplete batch without this (DESIGN trap 2)
         "--required-batch-size-multiple=1",
-        "--max-source-positions=256",
-        "--max-target-positions=256",
+        f"--max-source-positions={max_positions(s.arch)}",
+        f"--max-target-positions={max_positions(s.arch)}",
         "--skip-invalid-size-inputs-valid-test",
         "--num-workers=0",
         "--log-format=simple",
@@ -197,7 +208,7 @@ def _criterion_flags(s: TrainSettings) -> list[str]:
         f"--word-weight={s.word_weight}",
         f"--word-temperature={s.word_temperature}",
         f"--word-projection={s.word_projection}",
-        f"--encoder-dim={s.embed_dim or ARCHITECTURES[s.arch][0]}",
+        f"--encoder-dim={s.embed_dim or SHAPES[s.arch][0]}",
         "--best-checkpoint-metric=nmt_loss",
     ]
     if s.word_weight > 0:
