@@ -1,0 +1,98 @@
+"""Alignment runs trained on in-domain text plus out-of-domain (OD) corpora (Chapter 5's +FA).
+
+fast_align learns its model from the lines it aligns, so more text gives less noisy links;
+the thesis trains it on each pair's in-domain training split followed by OD corpora and keeps
+the links of the in-domain lines only. The run reuses the plain alignment layer: its bitext is
+the in-domain lines, then each OD corpus's lines (`training_lines`), and its gathered links are
+cut back to the first N lines (`cut`), N being the in-domain line count, after checking that
+the links cover exactly the lines that were aligned.
+
+Such a run lives beside the plain one, under the alignment dataset `with_od(dataset)`; the OD
+corpora of a pair are preprocess datasets (params.yaml ``align.od_corpora``), whose ``train``
+tokens went through the same tokenizer and steps as the in-domain ones. A pair without OD
+corpora gives links identical to the plain run's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mlrep.align.bitext import join_lines
+from mlrep.align.pharaoh import read_lines
+from mlrep.align.runs import RunError
+from mlrep.paths import Paths
+from mlrep.text import plan
+
+OD_SUFFIX = "+od"  # preprocess dataset names are [a-z0-9_]+: no dataset can end in it
+OD_SPLIT = "train"  # the OD corpora's lines aligned with the in-domain ones
+
+
+def with_od(dataset: str) -> str:
+    """The alignment dataset of `dataset`'s in-domain text plus its pairs' OD corpora."""
+    return f"{dataset}{OD_SUFFIX}"
+
+
+def in_domain(align_dataset: str) -> str:
+    """The preprocess dataset whose tokens an alignment dataset's links belong to."""
+    return align_dataset.removesuffix(OD_SUFFIX)
+
+
+def od_tokens(config: Mapping[str, Any], paths: Paths, align_dataset: str, pair: str) -> list[Path]:
+    """The OD token files appended to `pair`'s in-domain lines, source then target of each
+    corpus in ``align.od_corpora`` order: none for a plain run or a pair without OD corpora.
+    A name that is no preprocess dataset with the pair is an error naming the fix."""
+    if not align_dataset.endswith(OD_SUFFIX):
+        return []
+    files: list[Path] = []
+    for name in config["align"]["od_corpora"].get(pair, []):
+        spec = plan.dataset(config["preprocess"], name)
+        if pair not in spec["pairs"] or OD_SPLIT not in plan.splits_of(
+            config["preprocess"], name, pair
+        ):
+            raise plan.PlanError(
+                f"align.od_corpora.{pair} names {name!r}, whose preprocess dataset has no "
+                f"{OD_SPLIT} split of {pair}; add {pair} to preprocess.datasets.{name}.pairs "
+                "(and its corpora) or drop it here"
+            )
+        files.extend(paths.pair_tokens(name, OD_SPLIT, pair))
+    return files
+
+
+def token_pairs(files: Sequence[Path], option: str) -> list[tuple[Path, Path]]:
+    """(source, target) token files from a flat list given as `option` SOURCE TARGET ..."""
+    if len(files) % 2:
+        raise RunError(
+            f"{option} takes source and target token files in pairs; got {len(files)} files"
+        )
+    return list(zip(files[::2], files[1::2], strict=True))
+
+
+def training_lines(
+    in_domain_tokens: tuple[Path, Path], od: Sequence[tuple[Path, Path]]
+) -> list[str]:
+    """The aligner's ``src ||| tgt`` lines: the in-domain pair first, so that its links are
+    the first lines of the run's, then each OD corpus in order."""
+    lines: list[str] = []
+    for source, target in (in_domain_tokens, *od):
+        lines.extend(join_lines(read_lines(source), read_lines(target), source, target))
+    return lines
+
+
+def line_count(path: Path) -> int:
+    """Lines of a token file (each side of a pair has as many: `join_lines` checked)."""
+    with path.open("rb") as handle:
+        return sum(1 for _ in handle)
+
+
+def cut(links: list[str], in_domain_lines: int, od_lines: int, where: str) -> list[str]:
+    """The links of the first `in_domain_lines` lines, once the links are known to cover the
+    in-domain and OD lines exactly (one line per aligned pair, in bitext order)."""
+    if len(links) != in_domain_lines + od_lines:
+        raise RunError(
+            f"{where}: {len(links)} link lines, but the aligner was given {in_domain_lines} "
+            f"in-domain + {od_lines} out-of-domain lines; the shards and token files are from "
+            "different runs: rerun the bitext, align and symmetrize steps of this run"
+        )
+    return links[:in_domain_lines]
