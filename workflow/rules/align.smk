@@ -49,7 +49,9 @@ localrules:
 
 def align_tokens(wildcards):
     """The in-domain token files of the pair's aligned split: the lines a run's links are of."""
-    return PATHS.pair_tokens(od.in_domain(wildcards.align_dataset), ALIGN["split"], wildcards.pair)
+    return PATHS.pair_tokens(
+        od.in_domain(wildcards.align_dataset), ALIGN["split"], wildcards.pair
+    )
 
 
 def align_od_tokens(wildcards):
