@@ -153,7 +153,7 @@ def test_gather_names_the_files_when_links_and_tokens_disagree(tmp_path, capsys,
 
 def _config(od_corpora):
     return {
-        "align": {"od_corpora": od_corpora},
+        "align": {"split": "train", "od_corpora": od_corpora},
         "preprocess": {
             "splits": ["train", "valid", "test"],
             "datasets": {
@@ -178,6 +178,9 @@ def test_od_tokens_are_the_train_tokens_of_the_named_datasets_in_od_runs_only(tm
     config = _config({"en-de": ["od_a"]})
     assert od.with_od("thesis") == "thesis+od" and od.in_domain("thesis+od") == "thesis"
     assert od.in_domain("thesis") == "thesis"
+    for dataset in ("thesis", "thesis+od"):
+        tokens = od.in_domain_tokens(config, paths, dataset, "en-de")
+        assert tokens == paths.pair_tokens("thesis", "train", "en-de")
     assert od.od_tokens(config, paths, "thesis", "en-de") == []
     assert od.od_tokens(config, paths, "thesis+od", "en-fr") == []
     assert od.od_tokens(config, paths, "thesis+od", "en-de") == list(

@@ -39,6 +39,13 @@ def in_domain(align_dataset: str) -> str:
     return align_dataset.removesuffix(OD_SUFFIX)
 
 
+def in_domain_tokens(
+    config: Mapping[str, Any], paths: Paths, align_dataset: str, pair: str
+) -> tuple[Path, Path]:
+    """The token files of `pair`'s ``align.split``: the lines whose links a run keeps."""
+    return paths.pair_tokens(in_domain(align_dataset), config["align"]["split"], pair)
+
+
 def od_tokens(config: Mapping[str, Any], paths: Paths, align_dataset: str, pair: str) -> list[Path]:
     """The OD token files appended to `pair`'s in-domain lines, source then target of each
     corpus in ``align.od_corpora`` order: none for a plain run or a pair without OD corpora.

@@ -47,25 +47,13 @@ localrules:
     wcl_alignments,
 
 
-def align_tokens(wildcards):
-    """The in-domain token files of the pair's aligned split: the lines a run's links are of."""
-    return PATHS.pair_tokens(
-        od.in_domain(wildcards.align_dataset), ALIGN["split"], wildcards.pair
-    )
-
-
-def align_od_tokens(wildcards):
-    """The OD token files aligned after them (none but in a `<dataset>+od` run)."""
-    return od.od_tokens(CFG, PATHS, wildcards.align_dataset, wildcards.pair)
-
-
 rule align_bitext:
     """Join the tokenized sides of the pair's split, then of its OD corpora in a `+od` run,
     into fast_align input, one file per shard."""
     input:
-        source=lambda w: align_tokens(w)[0],
-        target=lambda w: align_tokens(w)[1],
-        od_tokens=align_od_tokens,
+        source=lambda w: od.in_domain_tokens(CFG, PATHS, w.align_dataset, w.pair)[0],
+        target=lambda w: od.in_domain_tokens(CFG, PATHS, w.align_dataset, w.pair)[1],
+        od_tokens=lambda w: od.od_tokens(CFG, PATHS, w.align_dataset, w.pair),
     output:
         [f"{ALIGN_DIR}/bitext.{k}.txt" for k in ALIGN_SHARDS],
     log:
@@ -144,8 +132,8 @@ rule align_gather:
             for direction in ("fwd", "rev")
             for k in ALIGN_SHARDS
         ],
-        tokens=align_tokens,
-        od_tokens=align_od_tokens,
+        tokens=lambda w: od.in_domain_tokens(CFG, PATHS, w.align_dataset, w.pair),
+        od_tokens=lambda w: od.od_tokens(CFG, PATHS, w.align_dataset, w.pair),
     output:
         links=f"{ALIGN_RUN}/links.txt",
         stats=f"{ALIGN_RUN}/stats.json",
