@@ -190,3 +190,18 @@ def test_od_tokens_are_the_train_tokens_of_the_named_datasets_in_od_runs_only(tm
         od.od_tokens(_config({"en-de": ["od_b"]}), paths, "thesis+od", "en-de")
     with pytest.raises(PlanError, match=r"od_corpora.en-de names 'od_test'.*no train split"):
         od.od_tokens(_config({"en-de": ["od_test"]}), paths, "thesis+od", "en-de")
+
+
+def test_a_bad_od_corpus_stops_the_bitext_before_any_shard_is_written(tmp_path, capsys, corpora):
+    tokens, od_tokens = corpora
+    outs = [tmp_path / "bitext.0.txt", tmp_path / "bitext.1.txt"]
+    argv = ["align", "bitext", "--source", tokens[0], "--target", tokens[1], "--out", *outs]
+    lines = od_tokens[3].read_text().splitlines()
+    od_tokens[3].write_text("\n".join([lines[0], "a ||| b", *lines[2:]]) + "\n")
+    code, _, err = _run(capsys, *argv, "--od-tokens", *od_tokens)
+    assert code == 2 and f"{od_tokens[3]}:2: contains '|||'" in err
+    assert not any(out.exists() for out in outs)
+    od_tokens[3].write_text("x\n")
+    code, _, err = _run(capsys, *argv, "--od-tokens", *od_tokens)
+    assert code == 2 and f"{od_tokens[2]} has {OUT_OF_DOMAIN // 2} lines but" in err
+    assert not any(out.exists() for out in outs)

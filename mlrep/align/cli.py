@@ -27,7 +27,7 @@ from mlrep.align.subword import (
     words_to_subwords,
 )
 from mlrep.cliutil import UsageError, positive_int
-from mlrep.io import atomic_write_text
+from mlrep.io import atomic_write_text, count_lines
 from mlrep.provenance import record
 
 
@@ -128,13 +128,9 @@ def _score(args: argparse.Namespace) -> int:
 def _bitext(args: argparse.Namespace) -> int:
     """Join two line-aligned tokenized files, then any OD ones, into fast_align input split
     into shards."""
-    joined = od.training_lines(
-        (args.source, args.target), od.token_pairs(args.od_tokens, "--od-tokens")
+    od.write_bitext(
+        (args.source, args.target), od.token_pairs(args.od_tokens, "--od-tokens"), args.out
     )
-    outs = args.out
-    per_shard = -(-len(joined) // len(outs)) if joined else 0
-    for k, out in enumerate(outs):
-        _emit(joined[k * per_shard : (k + 1) * per_shard], out)
     return 0
 
 
@@ -153,18 +149,14 @@ def _gather(args: argparse.Namespace) -> int:
         config = runs.run_config(
             args.scale, args.method, args.stats, [*args.tokens, *args.od_tokens], len(args.inputs)
         )
-    lines: list[str] = []
-    for path in args.inputs:
-        lines.extend(read_lines(path))
-    od_lines = 0
-    if args.tokens:
-        od_lines = sum(
-            od.line_count(source) for source, _ in od.token_pairs(args.od_tokens, "--od-tokens")
-        )
-        where = f"{', '.join(map(str, args.inputs))} (tokens {args.tokens[0]})"
-        lines = od.cut(lines, od.line_count(args.tokens[0]), od_lines, where)
-    elif args.od_tokens:
+    if args.od_tokens and not args.tokens:
         raise UsageError("--od-tokens needs --tokens (the in-domain lines whose links are kept)")
+    od_lines = od.od_line_count(od.token_pairs(args.od_tokens, "--od-tokens"))
+    lines = od.lines_of(args.inputs)
+    if args.tokens:
+        where = f"{', '.join(map(str, args.inputs))} (tokens {args.tokens[0]})"
+        lines = od.cut(lines, count_lines(args.tokens[0], runs.RunError), od_lines, where)
+    lines = list(lines)
     _emit(lines, args.out)
     if config is not None:
         runs.write_stats(args.out.parent, args.stats, lines, od_lines)

@@ -3,7 +3,7 @@
 fast_align learns its model from the lines it aligns, so more text gives less noisy links;
 the thesis trains it on each pair's in-domain training split followed by OD corpora and keeps
 the links of the in-domain lines only. The run reuses the plain alignment layer: its bitext is
-the in-domain lines, then each OD corpus's lines (`training_lines`), and its gathered links are
+the in-domain lines, then each OD corpus's lines (`write_bitext`), and its gathered links are
 cut back to the first N lines (`cut`), N being the in-domain line count, after checking that
 the links cover exactly the lines that were aligned.
 
@@ -15,13 +15,13 @@ corpora gives links identical to the plain run's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mlrep.align.bitext import join_lines
-from mlrep.align.pharaoh import read_lines
+from mlrep.align.bitext import joined_lines, write_shards
 from mlrep.align.runs import RunError
+from mlrep.io import count_lines, decode_line
 from mlrep.paths import Paths
 from mlrep.text import plan
 
@@ -76,30 +76,45 @@ def token_pairs(files: Sequence[Path], option: str) -> list[tuple[Path, Path]]:
     return list(zip(files[::2], files[1::2], strict=True))
 
 
-def training_lines(
-    in_domain_tokens: tuple[Path, Path], od: Sequence[tuple[Path, Path]]
-) -> list[str]:
-    """The aligner's ``src ||| tgt`` lines: the in-domain pair first, so that its links are
-    the first lines of the run's, then each OD corpus in order."""
-    lines: list[str] = []
-    for source, target in (in_domain_tokens, *od):
-        lines.extend(join_lines(read_lines(source), read_lines(target), source, target))
-    return lines
+def write_bitext(
+    in_domain_tokens: tuple[Path, Path], od: Sequence[tuple[Path, Path]], outs: list[Path]
+) -> None:
+    """The aligner's ``src ||| tgt`` shards: the in-domain pair first, so that its links are
+    the first lines of the run's, then each OD corpus in order; streamed (OD corpora have
+    millions of lines)."""
+    pairs = [in_domain_tokens, *od]
+    total = sum(count_lines(source, RunError) for source, _ in pairs)
+    write_shards((line for pair in pairs for line in joined_lines(*pair)), total, outs)
 
 
-def line_count(path: Path) -> int:
-    """Lines of a token file (each side of a pair has as many: `join_lines` checked)."""
-    with path.open("rb") as handle:
-        return sum(1 for _ in handle)
+def lines_of(paths: Sequence[Path]) -> Iterator[str]:
+    """The lines of files in order, streamed (a run's symmetrized shards)."""
+    for path in paths:
+        if not path.is_file():
+            raise RunError(f"{path}: file not found")
+        with path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                yield decode_line(raw, path, number, RunError).rstrip("\r\n")
 
 
-def cut(links: list[str], in_domain_lines: int, od_lines: int, where: str) -> list[str]:
+def od_line_count(od: Sequence[tuple[Path, Path]]) -> int:
+    """The OD lines a run aligned after the in-domain ones."""
+    return sum(count_lines(source, RunError) for source, _ in od)
+
+
+def cut(links: Iterable[str], in_domain_lines: int, od_lines: int, where: str) -> list[str]:
     """The links of the first `in_domain_lines` lines, once the links are known to cover the
-    in-domain and OD lines exactly (one line per aligned pair, in bitext order)."""
-    if len(links) != in_domain_lines + od_lines:
+    in-domain and OD lines exactly (one line per aligned pair, in bitext order); only the
+    kept lines are held in memory."""
+    kept: list[str] = []
+    total = 0
+    for total, line in enumerate(links, start=1):
+        if total <= in_domain_lines:
+            kept.append(line)
+    if total != in_domain_lines + od_lines:
         raise RunError(
-            f"{where}: {len(links)} link lines, but the aligner was given {in_domain_lines} "
+            f"{where}: {total} link lines, but the aligner was given {in_domain_lines} "
             f"in-domain + {od_lines} out-of-domain lines; the shards and token files are from "
             "different runs: rerun the bitext, align and symmetrize steps of this run"
         )
-    return links[:in_domain_lines]
+    return kept
