@@ -87,6 +87,10 @@ def _references(
     problems += _unknown(
         "align.dataset", config["align"]["dataset"], preprocessed, "preprocess.datasets"
     )
+    for pair, names in config["align"]["od_corpora"].items():
+        for name in names:
+            key = f"align.od_corpora.{pair}"
+            problems += _unknown(key, name, preprocessed, "preprocess.datasets")
     for section in NMT_SECTIONS:
         nmt = config[section]
         datasets, where = list(nmt["datasets"]), f"{section}.datasets"

@@ -172,7 +172,8 @@ class Paths:
         """Word alignments of one language pair of a dataset: intermediates
         ``bitext.<shard>.txt``, ``<backend>.<fwd|rev|method>.<shard>.txt``, one
         `alignment_run` folder per backend and symmetrization, and Chapter 5's `w2w_lexicon`,
-        `w2w_run` and `one_to_one_run` folders."""
+        `w2w_run` and `one_to_one_run` folders. `dataset` is a preprocess dataset, or one with
+        `mlrep.align.od`'s suffix for a run that also learnt from out-of-domain text."""
         return self.results / "align" / dataset / pair
 
     def alignment_run(self, dataset: str, pair: str, backend: str, method: str) -> Path:

@@ -123,10 +123,10 @@ def test_gather_records_the_run_from_its_stats_and_token_metadata(tmp_path, caps
         assert code == 0
     run = tmp_path / "fast_align.union"
     tokens = [tmp_path / "tok.en", tmp_path / "tok.de"]
-    for path in tokens:
-        path.write_text("x\n")
+    for path in tokens:  # one line per bitext line: gather checks the count
+        path.write_text("x\n" * 3)
         path.with_name(path.name + ".meta.json").write_text(
-            json.dumps({"lines": 1, "extra": {"tool": "mosestokenizer 1.2.1"}})
+            json.dumps({"lines": 3, "extra": {"tool": "mosestokenizer 1.2.1"}})
         )
     code, _, _ = _run(
         capsys, "align", "symmetrize", "--method", "union", tmp_path / "fwd.txt",

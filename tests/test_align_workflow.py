@@ -116,18 +116,28 @@ def test_rules_align_preprocessed_words_in_shards_and_record_each_run(workdir):
 
 def test_wcl_rules_learn_the_lexicon_on_train_and_write_w2w_and_one_to_one_runs(workdir):
     """Chapter 5's variants through the rules: the lexicon from the train split with
-    params.yaml's settings, its links in train and valid, a run's 1-to-1 links, each recorded."""
+    params.yaml's settings, its links in train and valid, and the 1-to-1 links of a run trained
+    on the train split followed by an out-of-domain corpus (+FA), each recorded."""
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
-    params["align"].update({"pairs": ["en-de"], "shards": 1})
+    params["align"].update({"pairs": ["en-de"], "shards": 1, "od_corpora": {"en-de": ["od"]}})
+    params["preprocess"]["datasets"]["od"] = {
+        "corpus": "od_cipher",
+        "corpora": {"en-de": {"train": "od_cipher/train.en-de"}},
+        "pairs": ["en-de"],
+        "steps": {},
+    }
     params["align"]["lexicon"].update({"pairs": ["en-de"], "splits": ["train", "valid"]})
     params["align"]["lexicon"]["build"]["translations"] = 3
     (workdir / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     corpus = workdir / "results/data/tiny_corpus"
     corpus.mkdir(parents=True)
-    pairs = cipher.generate(cipher.CipherSettings(sentences=340, seed=5))  # one cipher, 2 splits
-    for split, part in (("train", pairs[:300]), ("valid", pairs[300:])):
-        (corpus / f"{split}.en-de.en").write_text("".join(" ".join(p.source) + "\n" for p in part))
-        (corpus / f"{split}.en-de.de").write_text("".join(" ".join(p.target) + "\n" for p in part))
+    od_corpus = workdir / "results/data/od_cipher"
+    od_corpus.mkdir()
+    pairs = cipher.generate(cipher.CipherSettings(sentences=540, seed=5))  # one cipher, 3 sets
+    sets = ((corpus, "train", pairs[:300]), (corpus, "valid", pairs[300:340]))
+    for folder, split, part in (*sets, (od_corpus, "train", pairs[340:])):
+        (folder / f"{split}.en-de.en").write_text("".join(" ".join(p.source) + "\n" for p in part))
+        (folder / f"{split}.en-de.de").write_text("".join(" ".join(p.target) + "\n" for p in part))
     rules = [*ALIGN_RULES, *WCL_RULES, *TOKEN_RULES]
     result = snakemake(workdir, "--cores", "2", "--allowed-rules", *rules, "--", "wcl_alignments")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
@@ -148,13 +158,31 @@ def test_wcl_rules_learn_the_lexicon_on_train_and_write_w2w_and_one_to_one_runs(
         stats = json.loads((run / "stats.json").read_text())
         assert stats["units"] == sum(len(units(line)) for line in links) > 0
         assert stats["pairs"] == count and stats["links"] == sum(len(line) for line in links)
-    fa = read_alignments(align / "fast_align.grow-diag-final-and/links.txt")
-    one = align / "fast_align.grow-diag-final-and.one-to-one"
+    # +FA: fast_align learns from the train lines, then the OD lines; the links kept are those
+    # of the train lines, and their 1-to-1 links are Chapter 5's.
+    od_run = workdir / "results/align/tiny_corpus+od/en-de"
+    od_tok = workdir / "results/preprocess/od/tok"
+    bitext = (od_run / "bitext.0.txt").read_text().splitlines()
+    assert [line.split(" ||| ")[0] for line in bitext] == [
+        *(tok / "train.en-de.en").read_text().splitlines(),
+        *(od_tok / "train.en-de.en").read_text().splitlines(),
+    ]
+    run = od_run / "fast_align.grow-diag-final-and"
+    fa = read_alignments(run / "links.txt")
+    assert len(fa) == 300
+    stats = json.loads((run / "stats.json").read_text())
+    assert stats["od_lines"] == 200 and stats["directions"]["forward"]["pairs"] == 500
+    gold = [GoldLine(p.links, p.links) for p in pairs[:300]]
+    assert score(gold, fa).aer < 0.3  # links of the train lines, in their order
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    assert str(od_tok.relative_to(workdir) / "train.en-de.de") in config["tokens"]
+    one = od_run / "fast_align.grow-diag-final-and.one-to-one"
     assert read_alignments(one / "links.txt") == [one_to_one(line) for line in fa]
     stats = json.loads((one / "stats.json").read_text())
     assert 0 < stats["units"] == stats["links"] < sum(len(line) for line in fa)
     config = yaml.safe_load((one / "config.yaml").read_text())
     assert config["run"]["align"]["symmetrize"] == "grow-diag-final-and"
+    assert not (align / "fast_align.grow-diag-final-and").exists()
 
     again = snakemake(workdir, "--cores", "2", "--allowed-rules", *rules, "-n", "wcl_alignments")
     assert "Nothing to be done" in again.stdout + again.stderr

@@ -187,6 +187,11 @@ def test_a_string_the_schema_cannot_read_as_its_type_is_still_reported():
             "align.dataset: 'tiny_corpus' is not in preprocess.datasets",
         ),
         (
+            "align.od_corpora",
+            {"en-ja": ["thesis", "od_europarl"]},
+            "align.od_corpora.en-ja: 'od_europarl' is not in preprocess.datasets",
+        ),
+        (
             "ch2_ems.baseline_runs",
             ["labse", "bert"],
             "ch2_ems.baseline_runs[1]: 'bert' is not in ch2_ems.baselines; allowed values: laser,",

@@ -8,10 +8,13 @@ always belongs to line n of the input, and `Bitext.skipped` counts them for the 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlrep.align.pharaoh import AlignmentFormatError, read_lines
+from mlrep.io import atomic_file, count_lines, decode_line
 
 SEPARATOR = " ||| "
 
@@ -66,10 +69,10 @@ def read_bitext(path: Path, max_length: int) -> Bitext:
     )
 
 
-def _check_line_counts(left: list[str], right: list[str], source: Path, target: Path) -> None:
-    if len(left) != len(right):
+def _check_line_counts(left: int, right: int, source: Path, target: Path) -> None:
+    if left != right:
         raise AlignmentFormatError(
-            f"{source} has {len(left)} lines but {target} has {len(right)}: the files must be "
+            f"{source} has {left} lines but {target} has {right}: the files must be "
             "line-aligned (one sentence pair per line)"
         )
 
@@ -78,21 +81,41 @@ def read_token_pairs(source: Path, target: Path) -> list[tuple[list[str], list[s
     """The tokens of each line of two line-aligned token files (mismatched line counts are an
     error); what the lexicon steps read, which need no ``|||`` lines."""
     left, right = read_lines(source), read_lines(target)
-    _check_line_counts(left, right, source, target)
+    _check_line_counts(len(left), len(right), source, target)
     return [(a.split(), b.split()) for a, b in zip(left, right, strict=True)]
 
 
-def join_lines(left: list[str], right: list[str], source: Path, target: Path) -> list[str]:
-    """``src ||| tgt`` lines from two token files (runs of spaces become one; mismatched
-    line counts are an error)."""
-    _check_line_counts(left, right, source, target)
-    for name, lines in ((source, left), (target, right)):
-        for number, line in enumerate(lines, start=1):
-            if "|||" in line:
-                raise AlignmentFormatError(
-                    f"{name}:{number}: contains '|||', fast_align's separator; escape it first"
-                )
-    return [
-        f"{' '.join(a.split())}{SEPARATOR}{' '.join(b.split())}"
-        for a, b in zip(left, right, strict=True)
-    ]
+def joined_lines(source: Path, target: Path) -> Iterator[str]:
+    """``src ||| tgt`` lines from two token files, streamed, so that out-of-domain corpora of
+    millions of lines join in flat memory (runs of spaces become one; mismatched line counts
+    are an error before the first line)."""
+    _check_line_counts(
+        count_lines(source, AlignmentFormatError),
+        count_lines(target, AlignmentFormatError),
+        source,
+        target,
+    )
+    with source.open("rb") as left, target.open("rb") as right:
+        for number, sides in enumerate(zip(left, right, strict=True), start=1):
+            joined = []
+            for name, raw in zip((source, target), sides, strict=True):
+                line = decode_line(raw, name, number, AlignmentFormatError)
+                if "|||" in line:
+                    raise AlignmentFormatError(
+                        f"{name}:{number}: contains '|||', fast_align's separator; escape it first"
+                    )
+                joined.append(" ".join(line.split()))
+            yield SEPARATOR.join(joined)
+
+
+def write_shards(lines: Iterable[str], total: int, outs: list[Path]) -> None:
+    """`total` lines into consecutive shards of equal size (the last one shorter), every
+    shard replaced only once all are written."""
+    per_shard = -(-total // len(outs)) if total else 0
+    with ExitStack() as stack:
+        handles = [
+            stack.enter_context(stack.enter_context(atomic_file(out)).open("w", encoding="utf-8"))
+            for out in outs
+        ]
+        for number, line in enumerate(lines):
+            handles[number // per_shard].write(line + "\n")

@@ -17,7 +17,7 @@ from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
 
-from mlrep.align import backends, bitext, cipher, lexicon, runs, symmetrize, units
+from mlrep.align import backends, bitext, cipher, lexicon, od, runs, symmetrize, units
 from mlrep.align.pharaoh import format_links, read_alignments, read_gold, read_lines
 from mlrep.align.score import score
 from mlrep.align.subword import (
@@ -27,7 +27,7 @@ from mlrep.align.subword import (
     words_to_subwords,
 )
 from mlrep.cliutil import UsageError, positive_int
-from mlrep.io import atomic_write_text
+from mlrep.io import atomic_write_text, count_lines
 from mlrep.provenance import record
 
 
@@ -126,14 +126,11 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _bitext(args: argparse.Namespace) -> int:
-    """Join two line-aligned tokenized files into fast_align input, split into shards."""
-    joined = bitext.join_lines(
-        read_lines(args.source), read_lines(args.target), args.source, args.target
+    """Join two line-aligned tokenized files, then any OD ones, into fast_align input split
+    into shards."""
+    od.write_bitext(
+        (args.source, args.target), od.token_pairs(args.od_tokens, "--od-tokens"), args.out
     )
-    outs = args.out
-    per_shard = -(-len(joined) // len(outs)) if joined else 0
-    for k, out in enumerate(outs):
-        _emit(joined[k * per_shard : (k + 1) * per_shard], out)
     return 0
 
 
@@ -149,13 +146,20 @@ def _gather(args: argparse.Namespace) -> int:
         missing = [flag for flag, value in given.items() if not value]
         if missing:
             raise UsageError(f"--record needs {', '.join(missing)}")
-        config = runs.run_config(args.scale, args.method, args.stats, args.tokens, len(args.inputs))
-    lines: list[str] = []
-    for path in args.inputs:
-        lines.extend(read_lines(path))
+        config = runs.run_config(
+            args.scale, args.method, args.stats, [*args.tokens, *args.od_tokens], len(args.inputs)
+        )
+    if args.od_tokens and not args.tokens:
+        raise UsageError("--od-tokens needs --tokens (the in-domain lines whose links are kept)")
+    od_lines = od.od_line_count(od.token_pairs(args.od_tokens, "--od-tokens"))
+    lines = od.lines_of(args.inputs)
+    if args.tokens:
+        where = f"{', '.join(map(str, args.inputs))} (tokens {args.tokens[0]})"
+        lines = od.cut(lines, count_lines(args.tokens[0], runs.RunError), od_lines, where)
+    lines = list(lines)
     _emit(lines, args.out)
     if config is not None:
-        runs.write_stats(args.out.parent, args.stats, lines)
+        runs.write_stats(args.out.parent, args.stats, lines, od_lines)
         record(args.out.parent, "align gather", config)
     return 0
 
@@ -320,6 +324,13 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     bt = sub.add_parser("bitext", help="join two tokenized line-aligned files (fast_align input)")
     bt.add_argument("--source", type=Path, required=True, help="tokens, space-separated")
     bt.add_argument("--target", type=Path, required=True, help="tokens, space-separated")
+    bt.add_argument(
+        "--od-tokens",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="out-of-domain source and target token files, pair by pair, appended in order",
+    )
     bt.add_argument("--out", type=Path, nargs="+", required=True, help="one file per shard")
     bt.set_defaults(subcommand=_bitext)
 
@@ -333,7 +344,19 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     ga.add_argument("--method", choices=symmetrize.METHODS, help="symmetrization (recorded)")
     ga.add_argument("--stats", type=Path, nargs="+", help="the directions' --stats files")
-    ga.add_argument("--tokens", type=Path, nargs=2, help="source and target token files")
+    ga.add_argument(
+        "--tokens",
+        type=Path,
+        nargs=2,
+        help="the in-domain source and target token files: the links kept are theirs",
+    )
+    ga.add_argument(
+        "--od-tokens",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="the out-of-domain token files aligned after them (as given to `bitext`)",
+    )
     ga.add_argument("--scale", help="scale (recorded)")
     ga.set_defaults(subcommand=_gather)
 

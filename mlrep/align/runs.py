@@ -115,8 +115,11 @@ def write_link_stats(folder: Path, links: list[str], **extra: Any) -> dict[str, 
     return summary
 
 
-def write_stats(folder: Path, stats_paths: list[Path], links: list[str]) -> dict[str, Any]:
-    """``stats.json``: pairs aligned and skipped per direction, then `link_counts`."""
+def write_stats(
+    folder: Path, stats_paths: list[Path], links: list[str], od_lines: int
+) -> dict[str, Any]:
+    """``stats.json``: pairs aligned and skipped per direction (OD lines included), then
+    `link_counts` of the kept in-domain lines and the OD lines the aligner also learnt from."""
     directions: dict[str, dict[str, Any]] = {}
     for stats in _read_stats(stats_paths):
         name = "reverse" if stats["options"]["reverse"] else "forward"
@@ -125,4 +128,4 @@ def write_stats(folder: Path, stats_paths: list[Path], links: list[str]) -> dict
         total["aligned"] += stats["aligned"]
         for reason, count in stats["skipped"].items():
             total["skipped"][reason] = total["skipped"].get(reason, 0) + count
-    return write_link_stats(folder, links, directions=directions)
+    return write_link_stats(folder, links, directions=directions, od_lines=od_lines)

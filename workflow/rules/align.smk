@@ -6,9 +6,14 @@ subwords and chapters). Each shard trains its own model (fast_align and eflomal 
 mode), so shards trade alignment quality for parallel jobs. Each aligner + symmetrization is
 a run folder with its links, counts and provenance. Chapter 5's two variants come from the
 same layer: w2w links of a word2word lexicon learnt from the aligned split, per split, and the
-1-to-1 links of a symmetrized run.
+1-to-1 links of a symmetrized run trained on the in-domain split plus the pair's out-of-domain
+corpora (alignment dataset `<dataset>+od`, mlrep/align/od.py): the same rules align the
+in-domain lines followed by the OD lines, and the gathered links are those of the in-domain lines.
 """
 
+import re
+
+from mlrep.align import od
 from mlrep.align.backends import BACKENDS
 from mlrep.align.symmetrize import METHODS
 
@@ -27,7 +32,7 @@ ONE_TO_ONE_RUN = str(
 
 # Per rule, not global: other rule files use wildcards of the same names.
 ALIGN_WILDCARDS = {
-    "align_dataset": r"[a-z0-9_]+",
+    "align_dataset": rf"[a-z0-9_]+({re.escape(od.OD_SUFFIX)})?",
     "pair": r"[a-z]{2,3}(_[A-Z][a-z]{3})?-[a-z]{2,3}(_[A-Z][a-z]{3})?",
     "shard": r"\d+",
     "split": "train|valid|test",
@@ -43,10 +48,12 @@ localrules:
 
 
 rule align_bitext:
-    """Join the tokenized sides of the pair's split into fast_align input, one file per shard."""
+    """Join the tokenized sides of the pair's split, then of its OD corpora in a `+od` run,
+    into fast_align input, one file per shard."""
     input:
-        source=lambda w: PATHS.pair_tokens(w.align_dataset, ALIGN["split"], w.pair)[0],
-        target=lambda w: PATHS.pair_tokens(w.align_dataset, ALIGN["split"], w.pair)[1],
+        source=lambda w: od.in_domain_tokens(CFG, PATHS, w.align_dataset, w.pair)[0],
+        target=lambda w: od.in_domain_tokens(CFG, PATHS, w.align_dataset, w.pair)[1],
+        od_tokens=lambda w: od.od_tokens(CFG, PATHS, w.align_dataset, w.pair),
     output:
         [f"{ALIGN_DIR}/bitext.{k}.txt" for k in ALIGN_SHARDS],
     log:
@@ -61,8 +68,8 @@ rule align_bitext:
     params:
         code=code_version("align bitext"),
     shell:
-        "mlrep align bitext --source {input.source} --target {input.target} --out {output} "
-        "> {log} 2>&1"
+        "mlrep align bitext --source {input.source} --target {input.target} "
+        "--od-tokens {input.od_tokens} --out {output} > {log} 2>&1"
 
 
 rule align_direction:
@@ -116,7 +123,8 @@ rule align_symmetrize:
 
 
 rule align_gather:
-    """One run: the symmetrized shards in input order, their counts and provenance."""
+    """One run: the symmetrized shards in input order, cut to the in-domain lines (checked
+    against the token files), their counts and provenance."""
     input:
         links=[f"{ALIGN_DIR}/{{backend}}.{{method}}.{k}.txt" for k in ALIGN_SHARDS],
         stats=[
@@ -124,7 +132,8 @@ rule align_gather:
             for direction in ("fwd", "rev")
             for k in ALIGN_SHARDS
         ],
-        tokens=lambda w: PATHS.pair_tokens(w.align_dataset, ALIGN["split"], w.pair),
+        tokens=lambda w: od.in_domain_tokens(CFG, PATHS, w.align_dataset, w.pair),
+        od_tokens=lambda w: od.od_tokens(CFG, PATHS, w.align_dataset, w.pair),
     output:
         links=f"{ALIGN_RUN}/links.txt",
         stats=f"{ALIGN_RUN}/stats.json",
@@ -145,7 +154,7 @@ rule align_gather:
     shell:
         "mlrep align gather {input.links} --out {output.links} --record "
         "--method {wildcards.method} --stats {input.stats} --tokens {input.tokens} "
-        "--scale {params.scale} > {log} 2>&1"
+        "--od-tokens {input.od_tokens} --scale {params.scale} > {log} 2>&1"
 
 
 rule alignments:
@@ -224,7 +233,7 @@ rule align_w2w:
 
 
 rule align_one_to_one:
-    """A symmetrized run's 1-to-1 links (Chapter 5's "FA, 1-to-1 only")."""
+    """A symmetrized run's 1-to-1 links (Chapter 5's "FA, 1-to-1 only", of its `+od` run)."""
     input:
         links=f"{ALIGN_RUN}/links.txt",
         config=f"{ALIGN_RUN}/config.yaml",
@@ -252,7 +261,8 @@ rule align_one_to_one:
 
 rule wcl_alignments:
     """Target: Chapter 5's alignments of every `align.lexicon.pairs` pair: w2w links of each
-    `align.lexicon.splits` split, and the configured run's 1-to-1 links."""
+    `align.lexicon.splits` split, and the 1-to-1 links of the configured run trained with the
+    pair's `align.od_corpora`."""
     input:
         [
             str(PATHS.w2w_run(ALIGN["dataset"], pair, split) / "links.txt")
@@ -262,7 +272,7 @@ rule wcl_alignments:
         [
             str(
                 PATHS.one_to_one_run(
-                    ALIGN["dataset"],
+                    od.with_od(ALIGN["dataset"]),
                     pair,
                     ALIGN["aligner"]["backend"],
                     ALIGN["symmetrize"],
