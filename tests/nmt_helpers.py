@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fairseq.data import Dictionary
 
 from mlrep.chapters.ch8_layernorm.systems import System
 from mlrep.cliutil import flags_from
@@ -198,3 +199,18 @@ def pair_inputs(root: Path, sentences: int = 8) -> dict[str, list[Path]]:
             atomic_write_text(bitext[-1], lines)
         files[f"bitext_{split}"] = bitext
     return files
+
+
+class StubTask:
+    """What fairseq's model and criterion builders read of a task: its two dictionaries."""
+
+    def __init__(self, dictionary: Dictionary) -> None:
+        self.source_dictionary = self.target_dictionary = dictionary
+
+
+def word_dictionary(words: list[str]) -> Dictionary:
+    """A fairseq dictionary of `words` after the four special symbols, for hand-sized models."""
+    d = Dictionary()
+    for word in words:
+        d.add_symbol(word)
+    return d

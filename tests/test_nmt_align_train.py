@@ -18,9 +18,18 @@ from mlrep.nmt.decode import Translator
 from mlrep.nmt.model import ALIGN_MODEL, MODEL, VariantAlignTransformer, align_arch
 from mlrep.nmt.train import BEST
 from tests.learning import assert_loss_falls
-from tests.nmt_helpers import BEAM, corpus, encoded, one_batch, run, settings, train_command  # noqa: F401
+from tests.nmt_helpers import (  # noqa: F401
+    BEAM,
+    StubTask,
+    corpus,
+    encoded,
+    one_batch,
+    run,
+    settings,
+    train_command,
+)
 from tests.test_nmt_alignments import PIECES, cut_dataset
-from tests.test_nmt_contrastive import DICT, _Task, batch
+from tests.test_nmt_contrastive import DICT, batch
 
 TINY = f"{MODEL}_tiny"
 
@@ -34,7 +43,7 @@ def build(**options) -> VariantAlignTransformer:
     ARCH_CONFIG_REGISTRY[align_arch(TINY)](args)
     args.dropout = 0.0
     torch.manual_seed(0)
-    return VariantAlignTransformer.build_model(args, _Task(DICT)).eval()
+    return VariantAlignTransformer.build_model(args, StubTask(DICT)).eval()
 
 
 @pytest.mark.parametrize("layer", [None, 1])

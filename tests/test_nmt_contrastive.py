@@ -23,21 +23,14 @@ from mlrep.nmt.contrastive import (
     units,
 )
 from mlrep.nmt.model import MODEL, VariantTransformer
+from tests.nmt_helpers import StubTask, word_dictionary
 
 torch.set_num_threads(1)
 WORDS = ["__en__", "__ja__", "__it__", "a", "b", "c", "d", "e", "f", "g"]
 
 
-class _Task:
-    def __init__(self, dictionary: Dictionary) -> None:
-        self.source_dictionary = self.target_dictionary = dictionary
-
-
 def dictionary() -> Dictionary:
-    d = Dictionary()
-    for word in WORDS:
-        d.add_symbol(word)
-    return d
+    return word_dictionary(WORDS)
 
 
 DICT = dictionary()
@@ -55,13 +48,13 @@ def model() -> VariantTransformer:
     ARCH_CONFIG_REGISTRY[f"{MODEL}_tiny"](args)
     args.dropout = 0.0
     torch.manual_seed(0)
-    return VariantTransformer.build_model(args, _Task(DICT))
+    return VariantTransformer.build_model(args, StubTask(DICT))
 
 
 def criterion(**weights) -> ContrastiveCriterion:
     torch.manual_seed(1)
     return ContrastiveCriterion(
-        _Task(DICT), False, 0.1, encoder_dim=64, word_projection=16, **weights
+        StubTask(DICT), False, 0.1, encoder_dim=64, word_projection=16, **weights
     )
 
 
@@ -248,7 +241,7 @@ def test_training_without_a_contrastive_term_is_plain_label_smoothed_cross_entro
     net = model().train()
     sample = batch()
     ours, _, log = criterion()(net, sample)
-    theirs, _, _ = LabelSmoothedCrossEntropyCriterion(_Task(DICT), False, 0.1)(net, sample)
+    theirs, _, _ = LabelSmoothedCrossEntropyCriterion(StubTask(DICT), False, 0.1)(net, sample)
     assert ours.item() == pytest.approx(theirs.item(), rel=1e-6)
     assert "sent_correct" not in log
 

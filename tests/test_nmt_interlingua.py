@@ -31,23 +31,15 @@ from mlrep.nmt.metrics import gold_metrics, length_metrics
 from mlrep.nmt.model import MODEL, ArchitectureMismatch, VariantTransformer
 from mlrep.nmt.train import TrainSettings, fairseq_args
 from mlrep.nmt.variant import Variant
-from tests.nmt_helpers import settings
+from tests.nmt_helpers import StubTask, settings, word_dictionary
 
 torch.set_num_threads(1)
 K = 8  # --max-interlingua-length of the hand-sized models
 WORDS = ["__en__", "__it__", "__nl__", "a", "b", "c", "d", "e"]
 
 
-class _Task:
-    def __init__(self, dictionary: Dictionary) -> None:
-        self.source_dictionary = self.target_dictionary = dictionary
-
-
 def dictionary() -> Dictionary:
-    d = Dictionary()
-    for word in WORDS:
-        d.add_symbol(word)
-    return d
+    return word_dictionary(WORDS)
 
 
 def build(query: str = "var", length: int = 0, model=InterlinguaTransformer):
@@ -59,7 +51,7 @@ def build(query: str = "var", length: int = 0, model=InterlinguaTransformer):
     name = f"{INTERLINGUA}_tiny" if model is InterlinguaTransformer else f"{MODEL}_tiny"
     ARCH_CONFIG_REGISTRY[name](args)
     torch.manual_seed(0)
-    return model.build_model(args, _Task(dictionary())).eval()
+    return model.build_model(args, StubTask(dictionary())).eval()
 
 
 def ids(*words: str) -> list[int]:
@@ -214,7 +206,7 @@ def sample() -> dict:
 
 def test_the_loss_adds_weighted_alignment_and_length_losses():
     model = build()
-    task = _Task(dictionary())
+    task = StubTask(dictionary())
     losses = {}
     for beta, gamma in ((0.0, 0.0), (1.0, 0.0), (1.0, 0.1)):
         criterion = InterlinguaCriterion(task, False, 0.1, ia_weight=beta, lp_weight=gamma)

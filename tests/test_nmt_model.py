@@ -15,19 +15,11 @@ from mlrep.device import BatchPlan
 from mlrep.nmt.model import ARCHITECTURES, MODEL, VariantTransformer
 from mlrep.nmt.train import depth, fairseq_args
 from mlrep.nmt.variant import Variant, middle_layer
-from tests.nmt_helpers import settings
-
-
-class _Task:
-    def __init__(self, dictionary: Dictionary) -> None:
-        self.source_dictionary = self.target_dictionary = dictionary
+from tests.nmt_helpers import StubTask, settings, word_dictionary
 
 
 def dictionary() -> Dictionary:
-    words = Dictionary()
-    for word in ["a", "b", "c", "d", "e", "f", "g", "h"]:
-        words.add_symbol(word)
-    return words
+    return word_dictionary(["a", "b", "c", "d", "e", "f", "g", "h"])
 
 
 def build(system: str, layers: int = 3) -> VariantTransformer:
@@ -40,7 +32,7 @@ def build(system: str, layers: int = 3) -> VariantTransformer:
     args = parser.parse_args([*flags, f"--encoder-layers={layers}", f"--decoder-layers={layers}"])
     ARCH_CONFIG_REGISTRY[f"{MODEL}_tiny"](args)
     torch.manual_seed(0)
-    return VariantTransformer.build_model(args, _Task(dictionary())).eval()
+    return VariantTransformer.build_model(args, StubTask(dictionary())).eval()
 
 
 def layer_norms(model: torch.nn.Module) -> list[torch.nn.LayerNorm]:
@@ -175,7 +167,7 @@ def test_a_runs_shape_reaches_fairseq_and_sizes_the_model(tmp_path):
     model_flags = [a for a in argv if a.startswith(("--encoder-", "--decoder-"))]
     args = parser.parse_args(model_flags)
     ARCH_CONFIG_REGISTRY[shaped.arch](args)
-    model = VariantTransformer.build_model(args, _Task(dictionary()))
+    model = VariantTransformer.build_model(args, StubTask(dictionary()))
     assert len(model.encoder.layers) == len(model.decoder.layers) == 1
     assert model.encoder.layers[0].self_attn.num_heads == 4
     count = sum(p.numel() for p in model.parameters())
