@@ -136,16 +136,7 @@ def _bitext(args: argparse.Namespace) -> int:
 
 def _gather(args: argparse.Namespace) -> int:
     config = None
-    if args.record:
-        given = {
-            "--method": args.method,
-            "--stats": args.stats,
-            "--tokens": args.tokens,
-            "--scale": args.scale,
-        }
-        missing = [flag for flag, value in given.items() if not value]
-        if missing:
-            raise UsageError(f"--record needs {', '.join(missing)}")
+    if _recording(args, "--method", "--stats", "--tokens", "--scale"):
         config = runs.run_config(
             args.scale, args.method, args.stats, [*args.tokens, *args.od_tokens], len(args.inputs)
         )
@@ -201,25 +192,38 @@ def _subwords(args: argparse.Namespace) -> int:
     return 0
 
 
-def _record_scale(args: argparse.Namespace) -> str | None:
-    """The scale to record with --record (None without it); --record needs --scale and --out."""
+def _recording(args: argparse.Namespace, *needed: str) -> bool:
+    """Whether --record is given; it is refused without the `needed` options (the values its
+    record is made of)."""
     if not args.record:
-        return None
-    missing = [flag for flag, value in (("--scale", args.scale), ("--out", args.out)) if not value]
+        return False
+    missing = [flag for flag in needed if not getattr(args, flag[2:].replace("-", "_"))]
     if missing:
         raise UsageError(f"--record needs {', '.join(missing)}")
-    return args.scale
+    return True
+
+
+def _emit_links(lines: list[str], out: Path | None, config: dict | None, verb: str) -> None:
+    """Print or write a run's link lines; with a `config` (--record), also its link
+    statistics and provenance beside `out`."""
+    _emit(lines, out)
+    if config is not None:
+        runs.write_link_stats(out.parent, lines)
+        record(out.parent, verb, config)
 
 
 def _lexicon(args: argparse.Namespace) -> int:
     settings = lexicon.LexiconSettings(
         translations=args.translations, width=args.width, collocates=args.collocates
     )
-    scale = _record_scale(args)
     tokens = [args.source, args.target]
     config = None
-    if scale is not None:
-        config = {"scale": scale, "lexicon": asdict(settings), "tokens": runs.token_tools(tokens)}
+    if _recording(args, "--scale", "--out"):
+        config = {
+            "scale": args.scale,
+            "lexicon": asdict(settings),
+            "tokens": runs.token_tools(tokens),
+        }
     pairs = bitext.read_token_pairs(args.source, args.target)
     table = lexicon.build(pairs, settings)
     lexicon.save(table, args.out)
@@ -233,12 +237,11 @@ def _lexicon(args: argparse.Namespace) -> int:
 
 
 def _extract(args: argparse.Namespace) -> int:
-    scale = _record_scale(args)
     tokens = [args.source, args.target]
     config = None
-    if scale is not None:
+    if _recording(args, "--scale", "--out"):
         config = {
-            "scale": scale,
+            "scale": args.scale,
             "lexicon": runs.recorded_config(args.lexicon.parent),
             "tokens": runs.token_tools(tokens),
         }
@@ -247,27 +250,20 @@ def _extract(args: argparse.Namespace) -> int:
         format_links(lexicon.extract(table, source, target))
         for source, target in bitext.read_token_pairs(args.source, args.target)
     ]
-    _emit(lines, args.out)
-    if config is not None:
-        runs.write_link_stats(args.out.parent, lines)
-        record(args.out.parent, "align extract", config)
+    _emit_links(lines, args.out, config, "align extract")
     return 0
 
 
 def _one_to_one(args: argparse.Namespace) -> int:
-    scale = _record_scale(args)
     config = None
-    if scale is not None:
+    if _recording(args, "--scale", "--out"):
         config = {
-            "scale": scale,
+            "scale": args.scale,
             "filter": "one-to-one",
             "run": runs.recorded_config(args.links.parent),
         }
     lines = [format_links(units.one_to_one(line)) for line in read_alignments(args.links)]
-    _emit(lines, args.out)
-    if config is not None:
-        runs.write_link_stats(args.out.parent, lines)
-        record(args.out.parent, "align one-to-one", config)
+    _emit_links(lines, args.out, config, "align one-to-one")
     return 0
 
 
