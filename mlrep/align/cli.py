@@ -136,7 +136,7 @@ def _bitext(args: argparse.Namespace) -> int:
 
 def _gather(args: argparse.Namespace) -> int:
     config = None
-    if _recording(args, "--method", "--stats", "--tokens", "--scale"):
+    if _recording(args, method=args.method, stats=args.stats, tokens=args.tokens, scale=args.scale):
         config = runs.run_config(
             args.scale, args.method, args.stats, [*args.tokens, *args.od_tokens], len(args.inputs)
         )
@@ -192,12 +192,12 @@ def _subwords(args: argparse.Namespace) -> int:
     return 0
 
 
-def _recording(args: argparse.Namespace, *needed: str) -> bool:
+def _recording(args: argparse.Namespace, **needed: object) -> bool:
     """Whether --record is given; it is refused without the `needed` options (the values its
-    record is made of)."""
+    record is made of, by option name)."""
     if not args.record:
         return False
-    missing = [flag for flag in needed if not getattr(args, flag[2:].replace("-", "_"))]
+    missing = [f"--{name.replace('_', '-')}" for name, value in needed.items() if not value]
     if missing:
         raise UsageError(f"--record needs {', '.join(missing)}")
     return True
@@ -218,7 +218,7 @@ def _lexicon(args: argparse.Namespace) -> int:
     )
     tokens = [args.source, args.target]
     config = None
-    if _recording(args, "--scale", "--out"):
+    if _recording(args, scale=args.scale, out=args.out):
         config = {
             "scale": args.scale,
             "lexicon": asdict(settings),
@@ -239,7 +239,7 @@ def _lexicon(args: argparse.Namespace) -> int:
 def _extract(args: argparse.Namespace) -> int:
     tokens = [args.source, args.target]
     config = None
-    if _recording(args, "--scale", "--out"):
+    if _recording(args, scale=args.scale, out=args.out):
         config = {
             "scale": args.scale,
             "lexicon": runs.recorded_config(args.lexicon.parent),
@@ -256,7 +256,7 @@ def _extract(args: argparse.Namespace) -> int:
 
 def _one_to_one(args: argparse.Namespace) -> int:
     config = None
-    if _recording(args, "--scale", "--out"):
+    if _recording(args, scale=args.scale, out=args.out):
         config = {
             "scale": args.scale,
             "filter": "one-to-one",
