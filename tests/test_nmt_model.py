@@ -172,3 +172,25 @@ def test_a_runs_shape_reaches_fairseq_and_sizes_the_model(tmp_path):
     assert model.encoder.layers[0].self_attn.num_heads == 4
     count = sum(p.numel() for p in model.parameters())
     assert count == transformer_parameters(len(dictionary()), 24, 40, 1)
+
+
+@pytest.mark.parametrize("patience", [0, 2])
+def test_patience_reaches_fairseq_and_stops_after_that_many_worse_validations(
+    tmp_path, patience
+):
+    """Chapter 5 stops a run after 8 validations without a better loss: the setting is
+    fairseq's --patience, which its training loop reads through `should_stop_early`."""
+    from fairseq import options
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+    from fairseq_cli.train import should_stop_early
+
+    s = dataclasses.replace(settings(), patience=patience)
+    argv = fairseq_args(tmp_path, tmp_path, Variant(), s, BatchPlan(1, 512, 1, 1, 512))
+    assert (f"--patience={patience}" in argv) == bool(patience)
+    cfg = convert_namespace_to_omegaconf(
+        options.parse_args_and_arch(options.get_training_parser(), [*argv, "--cpu"])
+    )
+    should_stop_early.__dict__.pop("best", None)
+    stops = [should_stop_early(cfg, loss) for loss in (3.0, 2.5, 2.6, 2.7, 2.8)]
+    # the best is 2.5; with patience 2 the second validation after it that is no better stops
+    assert stops == ([False] * 5 if not patience else [False, False, False, True, True])

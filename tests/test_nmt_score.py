@@ -313,3 +313,39 @@ def test_a_run_near_the_copy_floor_reads_below_floor_in_the_ledger(tmp_path, cap
     found = claims.evaluate(claim, filled, (200, 1))
     assert found.floor_a == pytest.approx(doc["metrics"]["floor_zst_bleu"])
     assert found.outcome == claims.BELOW_FLOOR
+
+
+def test_the_chapters_protocol_scores_tokenized_bleu(tmp_path, capsys):
+    """Chapter 5 scores tokenized BLEU (``--protocol wat``): both sides Moses-tokenized (Chinese
+    by jieba), then BLEU over the tokens, not sacrebleu's 13a; sacremoses and jieba, called
+    here directly, are the independent tokenizers. A protocol that is no BLEU is refused."""
+    import jieba
+    from sacremoses import MosesTokenizer
+
+    write_dataset(tmp_path / "data" / "text")
+    hyps = {**HYPOTHESES, "en-de": [line + "," for line in HYPOTHESES["en-de"]]}
+    write_hypotheses(tmp_path / "hyp", hyps)
+    common = ["nmt", "score", "--section", "ch5_wordcl", "--data", str(tmp_path / "data")]
+    common += ["--hyp", str(tmp_path / "hyp")]
+    out = tmp_path / "scores.json"
+    assert main([*common, "--out", str(out), "--protocol", "wat"]) == 0
+    scored = json.loads(out.read_text(encoding="utf-8"))
+
+    def tokens(lines: list[str], lang: str) -> list[str]:
+        if lang == "zh":
+            return [" ".join(w for w in jieba.cut(line) if w.strip()) for line in lines]
+        moses = MosesTokenizer(lang=lang)
+        return [moses.tokenize(line, escape=False, return_str=True) for line in lines]
+
+    for name, lines in hyps.items():
+        d = Direction.parse(name)
+        refs = tokens(REFERENCES[d.tgt], d.tgt)
+        expected = sacrebleu.corpus_bleu(tokens(lines, d.tgt), [refs], tokenize="none").score
+        assert scored["metrics"][f"bleu_{name}"] == pytest.approx(expected, abs=1e-6), name
+        assert scored["directions"][name]["signature"].startswith(f"wat:{d.tgt}:")
+    # the comma is a token of its own after Moses: 13a splits it too, but `none` on the raw
+    # text would not, so tokenized BLEU differs from BLEU over untokenized words
+    untokenized = sacrebleu.corpus_bleu(hyps["en-de"], [REFERENCES["de"]], tokenize="none")
+    assert scored["metrics"]["bleu_en-de"] != pytest.approx(untokenized.score, abs=1e-6)
+    assert main([*common, "--out", str(out), "--protocol", "chrf++"]) == 2
+    assert "no BLEU protocol" in capsys.readouterr().err

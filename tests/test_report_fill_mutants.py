@@ -48,6 +48,47 @@ def test_significance_uses_the_given_bootstrap_on_the_seeds_both_rows_share(tmp_
     assert new.p_value != paired_bootstrap(new.bleu_stats[2], base.bleu_stats[2])
 
 
+def test_rows_of_several_groups_are_tested_against_the_base_row_above_them(tmp_path):
+    """Chapter 5's tables: the +rows under MLSC against MLSC, those under mBART FT against
+    mBART FT (a list of baselines); with one baseline every other row is against it."""
+    # word-drop rates of the hypotheses: the lower, the better the row's BLEU statistics
+    drops = (("mlsc", 0.6), ("mlsc-w2w", 0.3), ("mbart-ft", 0.05), ("mbart-ft-w2w", 0.3))
+    for run, drop in drops:
+        write_metrics(tmp_path, CH8, run, 1, {"bleu": 1 - drop}, bleu_drop={"bleu": drop})
+    rows = [["MLSC", "1"], ["+w2w", "2"], ["mBART FT", "3"], ["+w2w", "4"]]
+    found = _fill(
+        ["M", "BLEU"],
+        rows,
+        {"significance": {"baseline": ["mlsc", "mbart-ft"]}},
+        collect(tmp_path, "tiny"),
+        bootstrap=(200, 1),
+    )
+    cell = found.cell
+    assert cell("mlsc", "BLEU").p_value is None and cell("mbart-ft", "BLEU").p_value is None
+    for row, base in (("mlsc-w2w", "mlsc"), ("mbart-ft-w2w", "mbart-ft")):
+        expected = paired_bootstrap(
+            cell(row, "BLEU").bleu_stats[1], cell(base, "BLEU").bleu_stats[1], 200, 1
+        )
+        assert cell(row, "BLEU").p_value == expected
+    # below its own base, above MLSC: tested against mBART FT it is no gain
+    assert cell("mbart-ft-w2w", "BLEU").p_value > 0.5 > cell("mlsc-w2w", "BLEU").p_value
+    one = _fill(
+        ["M", "BLEU"],
+        rows,
+        {"significance": {"baseline": "mlsc"}},
+        collect(tmp_path, "tiny"),
+        bootstrap=(200, 1),
+    )
+    against_mlsc = paired_bootstrap(
+        one.cell("mbart-ft-w2w", "BLEU").bleu_stats[1],
+        one.cell("mlsc", "BLEU").bleu_stats[1],
+        200,
+        1,
+    )
+    assert one.cell("mbart-ft-w2w", "BLEU").p_value == against_mlsc
+    assert one.cell("mbart-ft", "BLEU").p_value is not None
+
+
 def test_runs_used_are_every_run_the_cells_read(tmp_path):
     for run in ("x", "y"):
         write_metrics(tmp_path, CH8, run, 1, {"a": 1.0})

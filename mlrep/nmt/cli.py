@@ -403,9 +403,13 @@ def _decoded(args: argparse.Namespace) -> list:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from mlrep.evaluate import mt
     from mlrep.nmt.score import score
 
-    result = score(args.hyp, args.data / "text", _decoded(args))
+    protocol = mt.Protocol(args.protocol)
+    if protocol.name in ("chrf++", "comet"):
+        raise UsageError(f"--protocol {protocol.name} is no BLEU protocol; see `--help`")
+    result = score(args.hyp, args.data / "text", _decoded(args), protocol)
     atomic_write_text(args.out, json.dumps(result, indent=1) + "\n")
     print(json.dumps({k: round(v, 2) for k, v in result["metrics"].items() if "_bleu" in k}))
     return 0
@@ -464,8 +468,9 @@ def _metrics(args: argparse.Namespace) -> int:
     if args.valid_log:
         losses = valid_log.epoch_nmt_losses(valid_log.read(args.valid_log))
         extra.update({f"valid_nmt_loss_{epoch}": loss for epoch, loss in losses.items()})
-    if args.bleurt:
-        extra.update(json.loads(args.bleurt.read_text(encoding="utf-8"))["metrics"])
+    for analysis in (args.bleurt, args.retrieval):
+        if analysis:
+            extra.update(json.loads(analysis.read_text(encoding="utf-8"))["metrics"])
     bleu_stats = dict(scores["bleu_stats"])
     if args.gold_scores:
         gold, gold_stats, gold_groups = metrics.gold_metrics(
@@ -670,10 +675,16 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     add_options(ta, TokenAccuracySettings)
     ta.set_defaults(func=_token_accuracy)
 
-    sc = sub.add_parser("score", parents=[base], help="sacreBLEU per direction")
+    sc = sub.add_parser("score", parents=[base], help="BLEU per direction")
     sc.add_argument("--data", type=Path, required=True)
     sc.add_argument("--hyp", type=Path, required=True)
     sc.add_argument("--out", type=Path, required=True)
+    sc.add_argument(
+        "--protocol",
+        default="sacrebleu",
+        help="a BLEU protocol of mlrep.evaluate.mt: sacrebleu[-13a|-zh|-ja-mecab], wat, mrasp2 "
+        "(the chapter's scoring.name)",
+    )
     sc.set_defaults(func=_score)
 
     bl = sub.add_parser("bleurt", parents=[base], help="BLEURT per direction (Table E.9)")
@@ -693,6 +704,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     mt.add_argument("--probe-zst", type=Path)
     mt.add_argument("--svcca", type=Path)
     mt.add_argument("--bleurt", type=Path, help="`mlrep nmt bleurt`'s output (full scale)")
+    mt.add_argument("--retrieval", type=Path, help="`mlrep nmt retrieval`'s output (Chapter 5)")
     mt.add_argument(
         "--valid-log", type=Path, help="the run's valid.jsonl: the NMT loss at each epoch's end"
     )

@@ -1,8 +1,10 @@
-"""SacreBLEU (and, at full scale, BLEURT) per direction, the chapter's averages, and the
+"""BLEU (and, at full scale, BLEURT) per direction, the chapter's averages, and the
 statistics for the bootstrap.
 
-The thesis's protocol, `mlrep.evaluate.mt`'s ``sacrebleu``: tokenizer ``zh`` for Chinese
-targets and ``13a`` otherwise; each direction keeps sacrebleu's signature, and each metric
+The protocol is the chapter's (`mlrep.evaluate.mt`): Chapters 7 and 8 score with ``sacrebleu``
+(tokenizer ``zh`` for Chinese targets and ``13a`` otherwise), Chapter 5 with tokenized BLEU
+(``wat``: both sides segmented, then BLEU over the tokens); each direction keeps its
+signature, and each metric
 its ``signatures`` entry (a mean: its directions' distinct ones, joined). ``zst_bleu`` /
 ``sup_bleu`` are the means over the zero-shot / supervised directions (the thesis averages
 directions, then seeds), ``from_en_bleu`` / ``to_en_bleu`` over the supervised en→X / X→en
@@ -32,6 +34,8 @@ from mlrep.io import read_lines
 from mlrep.nmt.data import PIVOT, Direction, NmtDataError, read_pair
 from mlrep.report.metrics import FLOOR, joint_signature
 
+SACREBLEU = mt.Protocol("sacrebleu")  # Chapters 7 and 8's protocol
+
 
 def _means(d: Direction) -> list[str]:
     """The averages direction `d` counts in (``zst``/``sup``, then ``from_en``/``to_en``)."""
@@ -54,15 +58,19 @@ def _hypotheses(
     return hyps, sources, refs
 
 
-def _bleu(hypotheses: dict[Direction, list[str]], references: dict[Direction, list[str]]) -> dict:
-    """Corpus BLEU per direction, the zero-shot / supervised means, and their per-sentence
-    statistics and groups."""
+def _bleu(
+    hypotheses: dict[Direction, list[str]],
+    references: dict[Direction, list[str]],
+    protocol: mt.Protocol,
+) -> dict:
+    """Corpus BLEU per direction under `protocol`, the zero-shot / supervised means, and
+    their per-sentence statistics and groups."""
     per_direction: dict[str, dict] = {}
     stats: dict[str, list[list[float]]] = {}
     groups: dict[str, list[tuple[str, int]]] = {}
     signatures: dict[str, list[str]] = {}
     for d, hyps in hypotheses.items():
-        result = mt.score(mt.Protocol("sacrebleu"), hyps, references[d], d.tgt)
+        result = mt.score(protocol, hyps, references[d], d.tgt)
         per_direction[d.name] = {
             "bleu": result.score,
             "signature": result.signature,
@@ -83,13 +91,19 @@ def _bleu(hypotheses: dict[Direction, list[str]], references: dict[Direction, li
     }
 
 
-def score(hyp_dir: Path, text_dir: Path, wanted: Sequence[Direction]) -> dict:
-    """BLEU of ``<dir>.hyp`` files against the test references of each direction, and each
-    metric's copy-the-source floor (``floor_<metric>``, module docstring)."""
+def score(
+    hyp_dir: Path,
+    text_dir: Path,
+    wanted: Sequence[Direction],
+    protocol: mt.Protocol = SACREBLEU,
+) -> dict:
+    """BLEU of ``<dir>.hyp`` files against the test references of each direction under
+    `protocol`, and each metric's copy-the-source floor (``floor_<metric>``, module
+    docstring)."""
     read = {d: _hypotheses(hyp_dir, text_dir, d) for d in wanted}
     references = {d: refs for d, (_, _, refs) in read.items()}
-    result = _bleu({d: hyps for d, (hyps, _, _) in read.items()}, references)
-    floor = _bleu({d: sources for d, (_, sources, _) in read.items()}, references)
+    result = _bleu({d: hyps for d, (hyps, _, _) in read.items()}, references, protocol)
+    floor = _bleu({d: sources for d, (_, sources, _) in read.items()}, references, protocol)
     for key in ("metrics", "bleu_stats", "groups", "signatures"):
         result[key] |= {FLOOR + name: v for name, v in floor[key].items()}
     return result

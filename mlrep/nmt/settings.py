@@ -83,6 +83,15 @@ class TrainSettings:
     )
     threads: int = field(default=1, metadata={"type": positive_int, "help": "CPU threads"})
     fp16: bool = field(default=False, metadata={"help": "mixed precision (GPU only)"})
+    # early stopping (Chapter 5: 8 validations without a better validation loss): omissible,
+    # 0 trains to max-update / max-epoch
+    patience: int = field(
+        default=0,
+        metadata={
+            "omissible": True,
+            "help": "stop after this many validations without a better loss (0: never)",
+        },
+    )
     # the model's shape where it differs from ``arch``'s (Chapter 4's optimised Transformer #0*,
     # Table B.1): omissible, 0 keeps the architecture's size
     layers: int = field(

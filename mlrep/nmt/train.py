@@ -161,6 +161,8 @@ def fairseq_args(
     ]
     if s.fp16:
         args.append("--fp16")
+    if s.patience:
+        args.append(f"--patience={s.patience}")
     if init is not None:
         args.append(f"--finetune-from-model={init}")
     return args

@@ -337,16 +337,35 @@ def _bold(filled: FilledTable) -> None:
                     setattr(cell, f"bold_{side}", True)
 
 
-def _significance(filled: FilledTable, bootstrap: Bootstrap) -> None:
-    """p of each cell against the baseline row's, on the BLEU statistics of their common
-    seeds: the same quantity (mean over directions and seeds) as the cells print."""
+def _baselines(filled: FilledTable) -> list[str | None]:
+    """Per row, the key of the baseline row it is tested against (None: untested). The
+    definition names one baseline row, or a list of them for a table of several groups
+    (Chapter 5's MLSC and mBART FT rows): each row is then tested against the last baseline
+    listed above it, as its label modifies the nearest base row above it."""
     spec = filled.definition.significance
-    if not spec or str(spec["baseline"]) not in filled.row_keys:
-        return
-    baseline = filled.cells[filled.row_keys.index(str(spec["baseline"]))]
-    for key, row in zip(filled.row_keys, filled.cells, strict=True):
-        if key == str(spec["baseline"]) or key in filled.definition.reference_rows:
+    named = spec.get("baseline") if spec else None
+    wanted = [str(b) for b in (named if isinstance(named, list) else [named] if named else [])]
+    current = None if len(wanted) > 1 else (wanted[0] if wanted else None)
+    out: list[str | None] = []
+    for key in filled.row_keys:
+        if key in wanted:
+            current = key if len(wanted) > 1 else current
+            out.append(None)
+        elif key in filled.definition.reference_rows or current not in filled.row_keys:
+            out.append(None)
+        else:
+            out.append(current)
+    return out
+
+
+def _significance(filled: FilledTable, bootstrap: Bootstrap) -> None:
+    """p of each cell against its baseline row's (`_baselines`), on the BLEU statistics of
+    their common seeds: the same quantity (mean over directions and seeds) as the cells
+    print."""
+    for row, baseline_key in zip(filled.cells, _baselines(filled), strict=True):
+        if baseline_key is None:
             continue
+        baseline = filled.cells[filled.row_keys.index(baseline_key)]
         for cell, base in zip(row, baseline, strict=True):
             seeds = sorted(set(cell.bleu_stats) & set(base.bleu_stats))
             ours, theirs = cell.test_sets(seeds, "bleu_stats"), base.test_sets(seeds, "bleu_stats")

@@ -18,6 +18,7 @@ definition; every key is optional, so a table listed with ``{}`` gets the defaul
       unranked: [d, P]          # columns that are not scores (sizes, settings): never bold
       published_only: [Arch.]   # columns no run measures (a setting): never looked up
       significance: {baseline: "1", alpha: 0.05}   # mark BLEU cells better than this row
+      significance: {baseline: [mlsc, mbart-ft]}   # or: each row against the last one above it
       descriptive: true         # the table describes data or settings: published only
       aliases: {Pre.: prenorm}  # label spellings that name the same thing across tables
       runs: {arch-0: teacher}   # a run a template names -> the run whose results it reads

@@ -6,8 +6,7 @@ A run is named ``<system>/<method>``: the system is the thesis's language group
 626.II) and the method is the starting point (``mlsc``: a multilingual Transformer from
 scratch; ``mbart-ft``: mBART fine-tuned) with at most one addition (``-align``, ``-w2w``,
 ``-fa``, ``-sent``): ``626_en-tr-ro-et-my-kk/mbart-ft-w2w``. The method names are the report's
-row keys of Tables 5.2, 5.3 and C.1-C.9 less their "(ours)" (`method_of_row`), so each printed
-row is one run.
+row keys of Tables 5.2, 5.3 and C.1-C.9 (`method_of_row`), so each printed row is one run.
 
 `Method.settings` holds what an addition changes relative to its base, in `TrainSettings`
 field names; the choices the thesis leaves open are marked [design]:
@@ -18,6 +17,16 @@ field names; the choices the thesis leaves open are marked [design]:
   word2word or 1-to-1 fast_align links, dropout 0.2 (the thesis lowers it with the loss);
 - ``sent``: mRASP2's sentence-level loss with its τ = 0.1 and λ = 1 [design: not stated for
   this chapter], dropout 0.2; the 626 systems only (Tables C.2, C.3, C.5, C.6).
+
+What the params section asks for (`trained`) and what each run's training is given
+(`train_values`) are the rules' view of the inventory. Every run but +align trains with the
+contrastive criterion, with both weights 0 for a baseline: that is label-smoothed
+cross-entropy (benchmarks/contrastive_throughput.py: 0.999 of its speed) and it logs the
+in-batch retrieval P@1 of each validation that Figure 5.1 plots. Language tags are
+``s-enc-t-dec`` (`TAG_FORMAT`) [design: not stated]: the encoder reads the tag of the language
+it is given, so a target sentence encoded for the contrastive loss carries its own, and it is
+mBART-50's fine-tuning format (the source's language token in the encoder, the target's first
+in the decoder).
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlrep.errors import MlrepError
+from mlrep.nmt.settings import train_dataset_values
 
 # system -> its English-centric pairs, in the order of its tables' columns
 SYSTEMS: Mapping[str, tuple[str, ...]] = {
@@ -37,6 +47,7 @@ SYSTEMS: Mapping[str, tuple[str, ...]] = {
 # the short names the thesis's Table 5.2 prints for the two 626 systems
 SHORT_NAMES = {"626.I": "626_en-it-ja-nl-tr-vi", "626.II": "626_en-tr-ro-et-my-kk"}
 BASES = ("mlsc", "mbart-ft")
+TAG_FORMAT = "s-enc-t-dec"
 CONTRASTIVE_DROPOUT = 0.2  # [T] dropout with a contrastive loss (0.3 without)
 WORD_LOSS = {
     "contrastive": True,
@@ -133,8 +144,8 @@ def runs() -> list[Run]:
 
 def method_of_row(row_key: str) -> Method:
     """The method a published table's row prints (its report row key, e.g. ``mlsc``,
-    ``mlsc-w2w-ours``, ``mbart-ft-align``)."""
-    return Method.parse(row_key.removesuffix("-ours"))
+    ``mlsc-w2w``, ``mbart-ft-align``: the tables' aliases drop the "(ours)" of a label)."""
+    return Method.parse(row_key)
 
 
 def system_of_column(column: str) -> str:
@@ -153,3 +164,25 @@ def run(system: str, row_key: str) -> Run:
     if found not in runs():
         raise Ch5RunError(f"{found.name}: the thesis trains no {found.method.name} on {system}")
     return found
+
+
+def trained(section: Mapping[str, Any]) -> list[Run]:
+    """The runs a ``ch5_wordcl`` params section asks for: each of its ``methods`` on each of its
+    ``run_systems`` that the thesis trains it on (+sent: not on 222_en-ja)."""
+    inventory = runs()
+    wanted = [Method.parse(name) for name in section["methods"]]
+    return [
+        Run(system, method)
+        for system in section["run_systems"]
+        for method in wanted
+        if Run(system, method) in inventory
+    ]
+
+
+def train_values(section: Mapping[str, Any], run: Run) -> dict[str, Any]:
+    """What `mlrep nmt train` is given for `run`, by option name: the system's model and
+    training values, the tag format, the criterion that logs retrieval (not for +align, which
+    has its own), then what the method changes."""
+    logged = {} if "alignment_weight" in run.method.settings else {"contrastive": True}
+    own = train_dataset_values(section["datasets"][run.system])
+    return {**own, "tag_format": TAG_FORMAT, **logged, **run.method.settings}
