@@ -175,9 +175,7 @@ def test_a_runs_shape_reaches_fairseq_and_sizes_the_model(tmp_path):
 
 
 @pytest.mark.parametrize("patience", [0, 2])
-def test_patience_reaches_fairseq_and_stops_after_that_many_worse_validations(
-    tmp_path, patience
-):
+def test_patience_reaches_fairseq_and_stops_after_that_many_worse_validations(tmp_path, patience):
     """Chapter 5 stops a run after 8 validations without a better loss: the setting is
     fairseq's --patience, which its training loop reads through `should_stop_early`."""
     from fairseq import options
