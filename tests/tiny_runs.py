@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
+from mlrep import chapters
 from tests.conftest import REPO, snakemake
 
 # what a chapter's tests and the DVC project read: the workflow, the package whose code
@@ -193,14 +194,38 @@ def jobs_run(output: str) -> dict[str, int]:
     return {rule: int(n) for rule, n in re.findall(r"^(\w+)\s+(\d+)$", table, re.MULTILINE)}
 
 
+# the built chapters whose runs the selected tests read (`pytest_collection_finish`): the
+# first test that asks for one builds them all in one Snakemake run
+WANTED: list[str] = []
+
+
+def fixture_of(chapter: str) -> str:
+    """The session fixture of a chapter's built runs (``ch2_run``, ``onealigner_run``)."""
+    return f"{chapters.get(chapter).prefix}_run"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Note which chapters' runs the selected tests read (their fixtures, directly or through
+    another fixture), so that they are built together."""
+    requested = {name for item in session.items for name in getattr(item, "fixturenames", ())}
+    WANTED[:] = [c for c in CHAPTER_TRIMS if fixture_of(c) in requested]
+
+
 class TinyProject:
-    """The session's trimmed project: its corpus is built on creation and each chapter's
-    target the first time a test asks for it (`chapter`)."""
+    """The session's trimmed project: its corpus is built on creation and the chapters' targets
+    the first time a test asks for one (`chapter`).
+
+    The chapters the session's tests read are built in one Snakemake run: their jobs share the
+    two cores (one chapter's chain of trainings leaves a core idle) and the report is rendered
+    once, not once per chapter. What each chapter's target runs (`ran`) is planned first, each
+    alone from the same state (a dry run), so a test sees the jobs its chapter needs, shared
+    ones included, whichever chapter was asked for first."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.ran: dict[str, dict[str, int]] = {}
         self.seconds: dict[str, float] = {}
+        self.jobs: dict[str, int] = {}
 
     def snakemake(self, *args: str, timeout: int = 1200) -> str:
         """Snakemake in the shared tree; fails the calling test with the output's tail."""
@@ -208,16 +233,26 @@ class TinyProject:
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-4000:]
         return result.stdout + result.stderr
 
-    def build(self, name: str, target: str) -> None:
-        """Build `target` once, recording under `name` the jobs it ran and how long it took."""
-        if name not in self.ran:
-            start = time.monotonic()
-            self.ran[name] = jobs_run(self.snakemake("--cores", "2", "--", target))
-            self.seconds[name] = time.monotonic() - start
+    def build(self, targets: list[str], planned: bool = False) -> None:
+        """Build `targets` in one run, recording how long it took and how many jobs it ran;
+        with `planned`, first each target's own jobs (`ran`, see the class docstring)."""
+        if planned:
+            for target in targets:
+                self.ran[target] = jobs_run(self.snakemake("-n", "--", target))
+        start = time.monotonic()
+        ran = jobs_run(self.snakemake("--cores", "2", "--", *targets))
+        name = " + ".join(targets)
+        self.seconds[name] = time.monotonic() - start
+        self.jobs[name] = sum(ran.values())
+        if not planned:
+            self.ran.update(dict.fromkeys(targets, ran))
 
     def chapter(self, chapter: str) -> Path:
-        """`results/<chapter>` after the chapter's target (its runs and the report) is built."""
-        self.build(chapter, chapter)
+        """`results/<chapter>` after the chapter's target (its runs and the report) is built,
+        together with every other chapter the session's tests read that is not built yet."""
+        if chapter not in self.ran:
+            together = [c for c in WANTED if c not in self.ran]
+            self.build(together if chapter in together else [chapter], planned=True)
         return self.root / "results" / chapter
 
     def copy(self, dest: Path) -> Path:
@@ -262,7 +297,7 @@ def _new_project(root: Path) -> TinyProject:
         },
     )
     project = TinyProject(root)
-    project.build("corpus", "results/data/tiny_corpus")
+    project.build(["results/data/tiny_corpus"])
     return project
 
 
@@ -283,8 +318,7 @@ def pytest_terminal_summary(terminalreporter) -> None:
     for project in _SESSION:
         terminalreporter.section("shared tiny runs (tests/tiny_runs.py)")
         for name, seconds in project.seconds.items():
-            jobs = sum(project.ran[name].values())
-            terminalreporter.write_line(f"{seconds:7.1f}s  {name}  ({jobs} jobs)")
+            terminalreporter.write_line(f"{seconds:7.1f}s  {name}  ({project.jobs[name]} jobs)")
 
 
 @pytest.fixture(scope="session")
