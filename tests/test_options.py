@@ -54,6 +54,7 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("nmt", "pair-translate"): [(nmt.BeamSettings, ())],
     ("nmt", "states"): [(nmt.BeamSettings, ()), (nmt.StatesSettings, ())],
     ("nmt", "bleurt"): [(nmt.BleurtSettings, ())],
+    ("nmt", "retrieval"): [(nmt.RetrievalSettings, ())],
     ("nmt", "token-accuracy"): [(nmt.TokenAccuracySettings, ())],
     ("nmt", "prepare"): [(nmt.DataSettings, ()), (nmt.DatasetSettings, ())],
     ("ch2", "prepare"): [(embed.PrepareSettings, embed.VERB_SET)],
@@ -186,6 +187,11 @@ def test_nmt_settings_are_the_params_keys(section):
             f"TrainSettings fields in neither {section}.train nor {section}.datasets.{name}: "
             f"{per_dataset - _keys(dataset)}"
         )
+
+
+def test_retrieval_settings_are_the_params_keys():
+    # Chapter 5's validation retrieval (`mlrep nmt retrieval`), in the chapter that reports it
+    assert _keys(PARAMS["ch5_wordcl"]["retrieval"]) == set(option_names(nmt.RetrievalSettings))
 
 
 def test_ch2_settings_are_the_params_keys():

@@ -4,7 +4,8 @@ Generic NMT machinery, shared by the chapters that train fairseq models (7 and 8
 the params.yaml keys of the chapter section named by ``--section``: ``data`` +
 ``datasets.<name>`` for prepare (which reads the shared preprocessing's subword files),
 ``datasets.<name>`` + ``train`` for train, ``decode`` for translate, states and pair-translate,
-``token_accuracy`` for token-accuracy (Chapter 4's pre-trained models). Rules
+``token_accuracy`` for token-accuracy (Chapter 4's pre-trained models), ``retrieval`` for
+retrieval (Chapter 5's validation analyses). Rules
 pass every value; a flag left out is read from ``--params``. What a run *is* (a Chapter 8
 system name, say) is the chapter's vocabulary: its home resolves a run to the generic options
 here (tag format, LayerNorm variant), and the rule passes them.
@@ -255,6 +256,33 @@ def _states(args: argparse.Namespace) -> int:
             {"scale": scale, args.section: {"decode": decode, "states": states}},
         )
     print(json.dumps(sizes))
+    return 0
+
+
+def _retrieval(args: argparse.Namespace) -> int:
+    """Chapter 5's validation sentence and word retrieval P@1 (`mlrep.nmt.retrieval`)."""
+    import torch
+
+    from mlrep.nmt.decode import load_model
+    from mlrep.nmt.retrieval import analyse
+    from mlrep.nmt.settings import RetrievalSettings
+    from mlrep.nmt.train import BEST
+
+    torch.set_num_threads(args.threads)
+    scale, settings = settings_from(args, RetrievalSettings, (f"{args.section}.retrieval",))
+    model, task, _ = load_model(args.model / BEST, args.data / args.tag_format / "bin")
+    result = analyse(
+        model.encoder,
+        task.source_dictionary,
+        args.prepared,
+        args.data,
+        args.tag_format,
+        settings.batch_tokens,
+    )
+    config = asdict(settings) | {"tag_format": args.tag_format}
+    atomic_write_text(args.out, json.dumps(result | {"settings": config}, indent=1) + "\n")
+    record(args.out.parent, "nmt retrieval", {"scale": scale, args.section: {"retrieval": config}})
+    print(json.dumps({k: round(v, 2) for k, v in result["metrics"].items()}))
     return 0
 
 
@@ -520,6 +548,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         BleurtSettings,
         DatasetSettings,
         DataSettings,
+        RetrievalSettings,
         StatesSettings,
         TokenAccuracySettings,
         TrainSettings,
@@ -647,6 +676,23 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     st.add_argument("--hyp", type=Path, required=True, help="translate's output folder")
     add_options(st, StatesSettings)
     st.set_defaults(func=_states)
+
+    rt = sub.add_parser(
+        "retrieval",
+        parents=[base],
+        help="validation sentence and word retrieval P@1 per pair (Chapter 5, Tables C.4-C.9)",
+    )
+    rt.add_argument(
+        "--data", type=Path, required=True, help="`mlrep nmt links` folder (valid links, data-bin)"
+    )
+    rt.add_argument(
+        "--prepared", type=Path, required=True, help="the prepared dataset it was binarised from"
+    )
+    rt.add_argument("--model", type=Path, required=True, help="checkpoint folder")
+    rt.add_argument("--tag-format", choices=TAGS, required=True, help="as trained")
+    rt.add_argument("--out", type=Path, required=True, help="retrieval.json")
+    add_options(rt, RetrievalSettings)
+    rt.set_defaults(func=_retrieval)
 
     ta = sub.add_parser(
         "token-accuracy",

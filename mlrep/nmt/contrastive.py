@@ -167,6 +167,50 @@ def check_units(found: Units, source_ok: Tensor, target_ok: Tensor) -> None:
             )
 
 
+@dataclass(frozen=True)
+class Sides:
+    """A batch's source and target rows through the encoder: top-layer states (B×T×C each
+    side) and the positions pooled (`content_mask`). The one reading of a batch that the
+    losses, the validation log and Chapter 5's retrieval analyses (`mlrep.nmt.retrieval`)
+    share, so their sentences and units are the same vectors."""
+
+    source: Tensor
+    target: Tensor
+    source_ok: Tensor
+    target_ok: Tensor
+
+    def sentences(self) -> tuple[Tensor, Tensor]:
+        """Each row's mean-pooled content states: the source's and the target's (B×C each)."""
+        return mean_pool(self.source, self.source_ok), mean_pool(self.target, self.target_ok)
+
+    def aligned_units(self, alignments: Tensor) -> tuple[Tensor, Tensor]:
+        """Each unit of the batch's collated `alignments` as the mean of its subwords'
+        states: the source's and the target's (count×C each), the links checked first."""
+        found = units(alignments, self.target.size(1))
+        check_units(found, self.source_ok, self.target_ok)
+        return (
+            unit_states(self.source, found.source, found.source_unit, found.count),
+            unit_states(self.target, found.target, found.target_unit, found.count),
+        )
+
+
+def encode_sides(encoder, sample: dict, pad: int, is_tag: Tensor, source_out=None) -> Sides:
+    """Both sides of a collated batch through `encoder`, the target read as a source (its
+    tokens as the encoder's input); `source_out` is the source's encoder output where the
+    caller has it already (training feeds it to the decoder too)."""
+    source_tokens = sample["net_input"]["src_tokens"]
+    target_tokens = sample["target"]
+    if source_out is None:
+        source_out = encoder(source_tokens, src_lengths=sample["net_input"]["src_lengths"])
+    target_out = encoder(target_tokens, src_lengths=target_tokens.ne(pad).sum(1))
+    return Sides(
+        source_out["encoder_out"][0].transpose(0, 1),
+        target_out["encoder_out"][0].transpose(0, 1),
+        content_mask(source_tokens, pad, is_tag),
+        content_mask(target_tokens, pad, is_tag),
+    )
+
+
 class Projection(nn.Module):
     """g(x) = W2·ReLU(W1·x): the word-level loss's head (W1 d×d, W2 d×d')."""
 
@@ -247,37 +291,23 @@ class ContrastiveCriterion(LabelSmoothedCrossEntropyCriterion):
 
     def _contrast(self, model, sample, source_out, log: dict) -> Tensor:
         """The weighted contrastive terms (0 where off), logging their parts and P@1."""
-        pad = self.padding_idx
-        source_tokens = sample["net_input"]["src_tokens"]
-        target_tokens = sample["target"]
-        target_out = model.encoder(target_tokens, src_lengths=target_tokens.ne(pad).sum(1))
-        source_states = source_out["encoder_out"][0].transpose(0, 1)
-        target_states = target_out["encoder_out"][0].transpose(0, 1)
-        source_ok = content_mask(source_tokens, pad, self.is_tag)
-        target_ok = content_mask(target_tokens, pad, self.is_tag)
-        sentence = info_nce(
-            mean_pool(source_states, source_ok),
-            mean_pool(target_states, target_ok),
-            self.sentence_temperature,
-            symmetric=False,
-        )
+        sides = encode_sides(model.encoder, sample, self.padding_idx, self.is_tag, source_out)
+        sentence = info_nce(*sides.sentences(), self.sentence_temperature, symmetric=False)
         log.update(
             sent_loss=sentence.loss.data,
             sent_correct=sentence.correct.data,
             sent_retrievals=sentence.retrievals,
         )
-        total = source_states.new_zeros(())
+        total = sides.source.new_zeros(())
         if self.sentence_weight > 0:
-            mean_length = sample["ntokens"] / target_tokens.size(0)
+            mean_length = sample["ntokens"] / sample["target"].size(0)
             total = total + self.sentence_weight * mean_length * sentence.loss
         if "alignments" not in sample:
             return total
-        found = units(sample["alignments"], target_tokens.size(1))
-        check_units(found, source_ok, target_ok)
-        if found.count < 2:
+        source_units, target_units = sides.aligned_units(sample["alignments"])
+        count = len(source_units)
+        if count < 2:
             return total
-        source_units = unit_states(source_states, found.source, found.source_unit, found.count)
-        target_units = unit_states(target_states, found.target, found.target_unit, found.count)
         if not model.training:
             raw = info_nce(source_units, target_units, self.word_temperature, symmetric=True)
             log.update(word_correct=raw.correct.data, word_retrievals=raw.retrievals)
@@ -289,8 +319,8 @@ class ContrastiveCriterion(LabelSmoothedCrossEntropyCriterion):
             self.word_temperature,
             symmetric=True,
         )
-        log.update(word_loss=word.loss.data, units=found.count)
-        scale = self.word_weight * sample["ntokens"] / (2 * found.count)
+        log.update(word_loss=word.loss.data, units=count)
+        scale = self.word_weight * sample["ntokens"] / (2 * count)
         return total + scale * word.loss
 
     @classmethod

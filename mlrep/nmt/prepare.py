@@ -19,6 +19,7 @@ import hashlib
 import io
 import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from mlrep.align.pharaoh import Link
@@ -112,9 +113,10 @@ def binarise(
             if split == "train":
                 pairs.append((Direction(d.tgt, d.src), tgt, src, True))
             for pd, s, t, reverse in pairs:
-                sources.extend(tag_source(x, pd.src, pd.tgt, tag_format) for x in s)
-                targets.extend(tag_target(y, pd.tgt, tag_format) for y in t)
-                aligned.extend(alignments.tagged(x, tag_format, reverse) for x in line_links)
+                lines = tag_lines(pd, s, t, line_links, tag_format, reverse)
+                sources += lines.sources
+                targets += lines.targets
+                aligned += lines.links
         atomic_write_text(raw / f"{split}.src-tgt.src", "".join(x + "\n" for x in sources))
         atomic_write_text(raw / f"{split}.src-tgt.tgt", "".join(y + "\n" for y in targets))
         align_file = raw / f"{split}.src-tgt.{alignments.ALIGN}"
@@ -123,6 +125,34 @@ def binarise(
         else:
             align_file.unlink(missing_ok=True)
     fairseq_preprocess(raw, dest / "bin", out / DICT, align=links is not None)
+
+
+@dataclass(frozen=True)
+class Tagged:
+    """Subword lines of one direction as the model reads them, with their links."""
+
+    sources: list[str]
+    targets: list[str]
+    links: list[list[Link]]
+
+
+def tag_lines(
+    d: Direction,
+    sources: list[str],
+    targets: list[str],
+    line_links: list[frozenset[Link]],
+    tag_format: str,
+    reverse: bool,
+) -> Tagged:
+    """The lines of direction `d` tagged by `tag_format`, and their untagged subword links
+    (`alignments.check_lines`; `reverse`: written for the lines' en-xx orientation, `d`
+    being xx→en) as positions in the tagged lines. The one tagging of a direction's lines:
+    the data-bin's (`binarise`) and Chapter 5's retrieval analyses' (`mlrep.nmt.retrieval`)."""
+    return Tagged(
+        [tag_source(x, d.src, d.tgt, tag_format) for x in sources],
+        [tag_target(y, d.tgt, tag_format) for y in targets],
+        [alignments.tagged(x, tag_format, reverse) for x in line_links],
+    )
 
 
 def _has_links(links: Path | None, split: str, split_dirs: list[Direction]) -> bool:

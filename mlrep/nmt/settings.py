@@ -205,6 +205,21 @@ class StatesSettings:
 
 
 @dataclass(frozen=True)
+class RetrievalSettings:
+    """params.yaml ``retrieval``: the options of ``mlrep nmt retrieval`` (Chapter 5's
+    validation retrieval, `mlrep.nmt.retrieval`)."""
+
+    batch_tokens: int = field(
+        default=512,
+        metadata={
+            "type": positive_int,
+            "omissible": True,
+            "help": "tokens per word-retrieval batch (Appendix C.3: 512)",
+        },
+    )
+
+
+@dataclass(frozen=True)
 class BleurtSettings:
     """params.yaml ``bleurt``: the options of ``mlrep nmt bleurt``."""
 
