@@ -121,3 +121,16 @@ def test_links_that_do_not_fit_their_lines_are_refused_with_file_and_line(tmp_pa
     atomic_write_text(path, "0-0\nzero\n")
     with pytest.raises(AlignmentDataError, match=r"train.en-ja:2"):
         check_lines(path, ["a b", "c"], ["x", "y"])
+
+
+def test_pieces_are_placed_when_sentencepiece_keeps_marks_in_their_typed_order():
+    """Burmese ``ကြင့်`` typed with the asat (U+103A) before the dot below (U+1037): NFKC puts
+    the dot first, SentencePiece keeps the typed order and may end a piece between the two.
+    Full-width Japanese digits come out half-width from SentencePiece (NFKC)."""
+    word = "\u1000\u103c\u1004\u103a\u1037"  # as typed: asat, then dot below
+    pieces = ["▁\u1000\u103c\u1004\u103a", "\u1037", "▁", "၁"]
+    links = subword_links(["１２", "x"], [word, "၁"], {(0, 0), (1, 1)}, ["▁12", "▁x"], pieces)
+    assert links == {(0, 0), (0, 1), (1, 2), (1, 3)}
+    # a piece that spells no word is still refused
+    with pytest.raises(Exception, match="does not continue word"):
+        subword_links(["a"], [word], {(0, 0)}, ["▁a"], ["▁\u1000\u1004"])

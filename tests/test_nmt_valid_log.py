@@ -89,3 +89,25 @@ def test_epoch_nmt_losses_read_each_epochs_end_and_prefer_the_criterions_nmt_los
         valid_log.row(2, 160, True, "test", {"loss": 1.0}),
     ]
     assert valid_log.epoch_nmt_losses(rows) == {1: 8.0, 2: 6.0}
+
+
+def test_curves_keep_every_validation_of_the_subset_in_order() -> None:
+    """Figure 5.1: each validation's update, NMT loss and the criterion's retrieval P@1, mid-
+    epoch ones included; another subset's rows and absent columns stay out."""
+    rows = [
+        valid_log.row(1, 40, False, "valid", {"loss": 9.0, "nmt_loss": 8.0, "sent_p_at_1": 5.0}),
+        valid_log.row(1, 55, True, "valid", {"loss": 7.5, "sent_p_at_1": 9.0}),
+        valid_log.row(1, 55, True, "test", {"loss": 1.0, "sent_p_at_1": 99.0}),
+        valid_log.row(2, 80, False, "valid", {"loss": 7.0, "nmt_loss": 6.0, "word_p_at_1": 3.0}),
+    ]
+    assert valid_log.curves(rows) == {
+        "valid1_updates": 40.0,
+        "valid1_nmt_loss": 8.0,
+        "valid1_sent_p_at_1": 5.0,
+        "valid2_updates": 55.0,
+        "valid2_nmt_loss": 7.5,
+        "valid2_sent_p_at_1": 9.0,
+        "valid3_updates": 80.0,
+        "valid3_nmt_loss": 6.0,
+        "valid3_word_p_at_1": 3.0,
+    }

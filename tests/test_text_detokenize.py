@@ -67,5 +67,19 @@ def test_subwords_merge_and_words_join():
     assert detokenize(["Hal@@ lo &quot;@@ Welt&quot; ."], "de", "subword_nmt", BACKEND, []) == [
         'Hallo "Welt".'
     ]
-    with pytest.raises(DetokenizeError, match="no detokenizer for segmented my"):
-        detokenize(["a"], "my", "subword_nmt", BACKEND, ["my"])
+    with pytest.raises(DetokenizeError, match="no detokenizer for segmented ko"):
+        detokenize(["a"], "ko", "subword_nmt", BACKEND, ["ko"])
+
+
+def test_burmese_syllables_join_back_and_segment_again_into_the_same_tokens():
+    """Chapter 5 decodes Burmese syllables (the rule segmenter's) and scores tokenized BLEU:
+    the syllables join without spaces (a space stays only between Latin words) and the
+    scorer's segmentation gives the same syllables back."""
+    from mlrep.evaluate.mt import wat_tokens
+
+    text = "မြန်မာနိုင်ငံ USB drive"
+    syllables = " ".join(segment.segment([text], "my")[0].words)
+    assert len(syllables.split()) > 3
+    joined = detokenize([syllables.replace(" ", " ▁")], "my", "sentencepiece", BACKEND, ["my"])
+    assert joined == ["မြန်မာနိုင်ငံUSB drive"]
+    assert wat_tokens(joined, "my") == wat_tokens([text], "my") == [syllables]

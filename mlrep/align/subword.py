@@ -28,12 +28,18 @@ def _surface(piece: str) -> str:
 def word_of_pieces(words: Sequence[str], pieces: Sequence[str]) -> list[int]:
     """For each piece, the index of the word it belongs to.
 
-    A bare ``▁`` piece belongs to the word that follows it.
+    A bare ``▁`` piece belongs to the word that follows it; a piece with nothing else to
+    place (empty once its marker is removed) to the word being read.
     """
     owners: list[int] = []
     word, used = 0, 0
     for piece in pieces:
         text = _surface(piece)
+        if not text and words and not piece.startswith(SENTENCEPIECE_SPACE):
+            # none of a word's characters (marks the caller's comparison leaves out): part of
+            # the word being read
+            owners.append(min(word, len(words) - 1))
+            continue
         if word < len(words) and used == len(words[word]):
             word, used = word + 1, 0
         if word >= len(words) or not words[word][used:].startswith(text):

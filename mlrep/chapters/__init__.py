@@ -85,7 +85,12 @@ REGISTRY: tuple[Chapter, ...] = (
         True,
     ),
     Chapter(
-        "ch5_wordcl", "ch5", "Chapter 5 and Appendix C: word-level contrastive learning", False
+        "ch5_wordcl",
+        "ch5",
+        "Chapter 5 and Appendix C: word-level contrastive learning",
+        False,
+        "ch8_layernorm",
+        landing=True,
     ),
     Chapter(
         "ch6_aligninstruct",

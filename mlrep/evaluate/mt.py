@@ -7,10 +7,11 @@ records what produced it (`Score.signature`):
 - ``sacrebleu``: detokenized sacreBLEU, ``zh`` for Chinese targets and ``13a`` otherwise
   (Chapters 7 and 8); ``sacrebleu-13a``, ``sacrebleu-zh`` and ``sacrebleu-ja-mecab`` force one
   tokenizer (``ja-mecab`` needs ``mecab-python3`` and ``ipadic``). Signature: sacrebleu's.
-- ``wat``: tokenized BLEU as WAT reports it (Chapter 4): both sides segmented, Japanese by
-  the project's segmenter (GiNZA's Sudachi words, the documented stand-in for Juman++),
-  Chinese by jieba, other languages by Moses, then BLEU over the space-separated tokens with
-  sacrebleu's ``--tokenize none``, which is multi-bleu.perl's computation.
+- ``wat``: tokenized BLEU as WAT reports it (Chapters 4 and 5): both sides segmented,
+  Japanese by the project's segmenter (GiNZA's Sudachi words, the documented stand-in for
+  Juman++), Chinese by jieba, Burmese and Khmer by the project's rules, other languages by
+  Moses, then BLEU over the space-separated tokens with sacrebleu's ``--tokenize none``,
+  which is multi-bleu.perl's computation.
 - ``mrasp2``: mRASP2's tokenized BLEU: Moses, Chinese split into characters, and (only where
   the published table did so: `Protocol.remove_diacritics`) Romanian diacritics removed.
 - ``chrf++``: sacrebleu's chrF++ (``CHRF(word_order=2)``) on detokenized text.
@@ -52,6 +53,7 @@ PROTOCOLS = (
     "comet",
 )
 MOSES_BACKEND = "mosestokenizer"
+SEGMENTED = ("ja", "zh", "my", "km")  # languages `wat_tokens` segments instead of Moses
 
 
 class ProtocolError(MlrepError):
@@ -137,11 +139,13 @@ def chrf(hypotheses: Sequence[str], references: Sequence[str]) -> Score:
 
 
 def wat_tokens(lines: Sequence[str], lang: str, backend: str = MOSES_BACKEND) -> list[str]:
-    """WAT's segmentation: Japanese words (GiNZA), Chinese words (jieba), else Moses."""
+    """WAT's segmentation: Japanese words (GiNZA), Chinese words (jieba), Burmese syllables
+    and Khmer words (the rules of `mlrep.text.scripts`, the stand-ins for myseg.py and
+    Khmer segmenters: Moses would keep an unspaced phrase one token), else Moses."""
     from mlrep.text import moses, segment
 
     code = _lang(lang)
-    if code in ("ja", "zh"):
+    if code in SEGMENTED:
         return [" ".join(s.words) for s in segment.segment(list(lines), code)]
     return moses.tokenize(list(lines), code, backend, normalize=False, escape=False)
 
@@ -170,7 +174,7 @@ def wat_segmenter(lang: str, backend: str = MOSES_BACKEND) -> str:
     from mlrep.text import segment
 
     code = _lang(lang)
-    return segment.tool_version(code) if code in ("ja", "zh") else f"moses ({backend})"
+    return segment.tool_version(code) if code in SEGMENTED else f"moses ({backend})"
 
 
 def presegmented_bleu(

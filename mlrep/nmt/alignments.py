@@ -51,18 +51,26 @@ def subword_links(
     target_pieces: Sequence[str],
 ) -> set[Link]:
     """The word `links` of a pair as links between its subwords (every piece of a linked
-    word with every piece of the word it is linked to). Words and pieces are compared in
-    NFKC, which SentencePiece's default normaliser applies to its pieces (full-width
-    characters of Japanese tokens come out half-width) and which changes nothing else."""
+    word with every piece of the word it is linked to). Words and pieces are compared by
+    `_comparable` forms."""
     return words_to_subwords(
         links,
-        word_of_pieces(_nfkc(source_words), _nfkc(source_pieces)),
-        word_of_pieces(_nfkc(target_words), _nfkc(target_pieces)),
+        word_of_pieces(_comparable(source_words), _comparable(source_pieces)),
+        word_of_pieces(_comparable(target_words), _comparable(target_pieces)),
     )
 
 
-def _nfkc(texts: Sequence[str]) -> list[str]:
-    return [unicodedata.normalize("NFKC", t) for t in texts]
+def _comparable(texts: Sequence[str]) -> list[str]:
+    """Each text in NFKC, which SentencePiece's default normaliser applies to its pieces
+    (full-width characters of Japanese tokens come out half-width), less its combining marks:
+    NFKC puts a run of them in canonical order and SentencePiece does not, and a piece may end
+    between two of them (Burmese ``င့်`` typed with the asat first comes out as ``င်`` + ``့``),
+    so the pieces are placed by the characters the two agree on."""
+    out = []
+    for text in texts:
+        normal = unicodedata.normalize("NFKC", text)
+        out.append("".join(ch for ch in normal if not unicodedata.combining(ch)))
+    return out
 
 
 def tagged(links: Iterable[Link], tag_format: str, reverse: bool) -> list[Link]:

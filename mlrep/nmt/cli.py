@@ -494,8 +494,10 @@ def _metrics(args: argparse.Namespace) -> int:
     }
     extra.update(metrics.layer_metrics(probes, args.svcca))
     if args.valid_log:
-        losses = valid_log.epoch_nmt_losses(valid_log.read(args.valid_log))
+        rows = valid_log.read(args.valid_log)
+        losses = valid_log.epoch_nmt_losses(rows)
         extra.update({f"valid_nmt_loss_{epoch}": loss for epoch, loss in losses.items()})
+        extra.update(valid_log.curves(rows))
     for analysis in (args.bleurt, args.retrieval):
         if analysis:
             extra.update(json.loads(analysis.read_text(encoding="utf-8"))["metrics"])

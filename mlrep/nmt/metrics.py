@@ -50,8 +50,10 @@ PATTERNS: tuple[str, ...] = (
     # metrics: probe accuracy per layer (`layer_metrics`), encoder SVCCA per layer
     "llr_{sup|zst}_{src|tgt}_{enc|dec}{k}",
     "svcca_l{k}",
-    # metrics --valid-log: the validation NMT loss at the end of epoch k (`valid_log`)
+    # metrics --valid-log: the validation NMT loss at the end of epoch k, and at the k-th
+    # validation its update, NMT loss and in-batch retrieval P@1 (`valid_log.curves`)
     "valid_nmt_loss_{k}",
+    "valid{k}_{updates|nmt_loss|sent_p_at_1|word_p_at_1}",
 )
 
 

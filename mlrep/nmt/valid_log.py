@@ -79,3 +79,19 @@ def epoch_nmt_losses(rows: list[dict[str, Any]], subset: str = "valid") -> dict[
         for r in rows
         if r["subset"] == subset and r["end_of_epoch"]
     }
+
+
+CURVES = ("nmt_loss", "sent_p_at_1", "word_p_at_1")  # what `curves` keeps of each validation
+
+
+def curves(rows: list[dict[str, Any]], subset: str = "valid") -> dict[str, float]:
+    """Every validation of `subset` in order, k = 1, 2, …: ``valid<k>_updates`` (when it
+    ran), ``valid<k>_nmt_loss`` (as `epoch_nmt_losses` reads it) and the in-batch retrieval
+    P@1 the contrastive criterion logs (``valid<k>_sent_p_at_1``, ``valid<k>_word_p_at_1``)
+    where the run has them: Chapter 5's Figure 5.1 plots them against training."""
+    out: dict[str, float] = {}
+    for k, r in enumerate((r for r in rows if r["subset"] == subset), 1):
+        values = {"updates": r["updates"], "nmt_loss": r.get("nmt_loss", r["loss"])}
+        values |= {name: r[name] for name in CURVES[1:] if name in r}
+        out |= {f"valid{k}_{name}": float(v) for name, v in values.items()}
+    return out

@@ -3,11 +3,12 @@
 The inverse of the preprocessing chain, step by step in reverse: subwords are merged back into
 tokens (subword-nmt's ``@@ `` joiners, or SentencePiece's ``▁`` word starts), then the
 tokenizer is undone: Moses detokenization (which also unescapes ``&apos;`` and friends) for
-Moses-tokenized languages, and for Chinese and Japanese (word-segmented with jieba / GiNZA,
-which drop the original spaces) the words are joined without spaces, keeping one only between
-two letters or digits of a spaced script ("Django 项目" → "Django项目", "Django project"
-stays). A spaced-script space next to a CJK character is lost, which scoring does not see:
-sacreBLEU's ``zh`` tokenizer splits every CJK character off.
+Moses-tokenized languages, and for Chinese, Japanese, Burmese and Khmer (word- or
+syllable-segmented with jieba / GiNZA / the rules of `mlrep.text.scripts`, which drop the
+original spaces) the words are joined without spaces, keeping one only between two letters or
+digits of a spaced script ("Django 项目" → "Django项目", "Django project" stays). A
+spaced-script space next to a CJK character is lost, which scoring does not see: sacreBLEU's
+``zh`` tokenizer splits every CJK character off, and tokenized BLEU segments again.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import unicodedata
 from mlrep.text import moses
 
 _BPE_JOINER = re.compile(r"@@( |$)")
-_JOINED = ("zh", "ja")  # segmented languages whose words are written without spaces
+_JOINED = ("zh", "ja", "my", "km")  # segmented languages written without spaces between words
+_UNSPACED = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "MYANMAR", "KHMER")  # their scripts
 
 
 class DetokenizeError(ValueError):
@@ -35,16 +37,17 @@ def merge_subwords(line: str, method: str) -> str:
 
 
 def _spaced(char: str) -> bool:
-    """A letter or digit of a script that separates words by spaces (not CJK or kana)."""
+    """A letter or digit of a script that separates words by spaces (not CJK, kana, Hangul,
+    Burmese or Khmer)."""
     if not char.isalnum():
         return False
     name = unicodedata.name(char, "")
-    return not name.startswith(("CJK", "HIRAGANA", "KATAKANA", "HANGUL"))
+    return not name.startswith(_UNSPACED)
 
 
 def join_words(line: str) -> str:
-    """Segmented Chinese/Japanese words as running text (a space only between spaced-script
-    letters or digits)."""
+    """Segmented Chinese/Japanese/Burmese/Khmer words as running text (a space only between
+    spaced-script letters or digits)."""
     out = ""
     for word in line.split():
         if out and _spaced(out[-1]) and _spaced(word[0]):

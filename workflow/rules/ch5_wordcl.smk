@@ -1,0 +1,272 @@
+"""Chapter 5: word-level contrastive learning for many-to-many NMT (thesis ch. 5, appendix C).
+
+Chapter 8's NMT steps (workflow/rules/ch8_layernorm.smk) on this chapter's systems: per system
+(its languages, a `datasets` entry) the shared SentencePiece preprocessing → cut + binarise
+(`mlrep nmt prepare`, temperature-sampled), and per kind of word links (w2w, FA: the shared
+alignment layer, workflow/rules/align.smk) the same data binarised again with its subword
+links (`mlrep nmt links`). Per run (system, method, seed): train on the data its method reads
+(mlrep/chapters/ch5_wordcl/runs.py) → translate every test direction → tokenized BLEU →
+sentence and word retrieval P@1 on the validation sets → metrics.json.
+
+The chapter is landing: `ch5_runs` builds every run params.yaml asks for; the chapter target,
+its tables and the mBART FT runs follow.
+"""
+
+import os
+
+from mlrep.chapters.ch5_wordcl import links as ch5_links
+from mlrep.chapters.ch5_wordcl import runs as ch5_runs
+from mlrep.nmt import settings as nmt_settings
+from mlrep.nmt.valid_log import VALID_LOG
+
+CH5 = CFG["ch5_wordcl"]
+CH5_CHAPTER = "ch5_wordcl"
+CH5_DATA = str(PATHS.chapter_data(CH5_CHAPTER, "{dataset}"))
+# a system's data binarised again with the subword links of one kind of word links
+CH5_LINKED = str(PATHS.chapter_data(CH5_CHAPTER, "links/{dataset}/{links}"))
+CH5_RUN = PATHS.run(CH5_CHAPTER, "{run}", "{seed}", dataset="{dataset}")
+CH5_MODEL = str(
+    PATHS.model(CH5_CHAPTER, "{run}", "{seed}", dataset="{dataset}") / "train.json"
+)
+CH5_HYP = str(CH5_RUN / "hyp")
+CH5_SCORES = str(CH5_RUN / "scores.json")
+CH5_RETRIEVAL = str(CH5_RUN / "retrieval.json")
+CH5_METRICS = str(CH5_RUN / "metrics.json")
+CH5_WILDCARDS = {
+    "dataset": "|".join(CH5["datasets"]),
+    "run": "|".join(sorted({r.method.name for r in ch5_runs.runs()})),
+    "seed": r"\d+",
+    "links": "|".join(ch5_links.KINDS),
+}
+
+# the preprocess subword setting each system reads (its encoded files and their corpus lines)
+CH5_SUBWORDS = {d: spec["subwords"] for d, spec in CH5["datasets"].items()}
+CH5_TRAINED = [(run, seed) for run in ch5_runs.trained(CH5) for seed in CH5["seeds"]]
+
+
+localrules:
+    ch5_runs,
+
+
+use rule ch8_prepare as ch5_prepare with:
+    input:
+        corpora=lambda w: preprocess_plan.corpus_folders(
+            PRE, PATHS, CH5_SUBWORDS[w.dataset]
+        ),
+        encoded=lambda w: [
+            str(sub)
+            for _, sub in preprocess_plan.encoded_files(
+                PRE, PATHS, CH5_SUBWORDS[w.dataset]
+            )
+        ],
+    output:
+        directory(CH5_DATA),
+    log:
+        log_path(CH5_CHAPTER, "prepare_{dataset}"),
+    wildcard_constraints:
+        **CH5_WILDCARDS,
+    params:
+        section=CH5_CHAPTER,
+        raw=lambda w: [
+            str(raw)
+            for raw, _ in preprocess_plan.encoded_files(
+                PRE, PATHS, CH5_SUBWORDS[w.dataset]
+            )
+        ],
+        detokenize=lambda w: flags_from(
+            {
+                "subword_method": preprocess_plan.subword_setting(
+                    PRE, CH5_SUBWORDS[w.dataset]
+                )["method"],
+                "backend": PRE["tokenize"]["backend"],
+                "segmented": PRE_SEGMENTED,
+            }
+        ),
+        dataset_flags=lambda w: flags_from(
+            nmt_settings.prepare_dataset_values(CH5["datasets"][w.dataset])
+        ),
+        flags=flags_from(CH5["data"]),
+
+
+rule ch5_links:
+    """A system's data binarised again with one kind of word links as subword links."""
+    input:
+        data=CH5_DATA,
+        links=lambda w: list(
+            ch5_links.link_files(CH5, ALIGN, PATHS, w.dataset, w.links).values()
+        ),
+        encoded=lambda w: [
+            str(sub)
+            for _, sub in preprocess_plan.encoded_files(
+                PRE, PATHS, CH5_SUBWORDS[w.dataset]
+            )
+        ],
+        tokens=lambda w: [
+            str(tok)
+            for pair in ch5_links.pairs(CH5, w.dataset)
+            for split in ("train", "valid")
+            for tok in PATHS.pair_tokens(ALIGN["dataset"], split, pair)
+        ],
+    output:
+        directory(CH5_LINKED),
+    log:
+        log_path(CH5_CHAPTER, "links_{dataset}_{links}"),
+    wildcard_constraints:
+        **CH5_WILDCARDS,
+    conda:
+        MLREP_ENV
+    threads: job_threads("default")
+    resources:
+        **job_resources("default"),
+    params:
+        code=code_version("nmt links"),
+        links=lambda w: " ".join(
+            f"{key}={path}"
+            for key, path in ch5_links.link_files(
+                CH5, ALIGN, PATHS, w.dataset, w.links
+            ).items()
+        ),
+        tag=ch5_runs.TAG_FORMAT,
+        scale=CFG["scale"],
+    shell:
+        "mlrep nmt links --data {input.data} --encoded {input.encoded} "
+        "--tokens {input.tokens} --links {params.links} --tag-formats {params.tag} "
+        "--out {output} --scale {params.scale} > {log} 2>&1"
+
+
+use rule ch8_train as ch5_train with:
+    input:
+        lambda w: ch5_links.training_data(CH5_DATA, CH5_LINKED, w.dataset, w.run),
+    output:
+        CH5_MODEL,
+    log:
+        log_path(CH5_CHAPTER, "train_{dataset}_{run}_seed{seed}"),
+    wildcard_constraints:
+        **CH5_WILDCARDS,
+    resources:
+        **job_resources("gpu_train", gpu=lambda w: CH5["datasets"][w.dataset]["gpus"]),
+    params:
+        section=CH5_CHAPTER,
+        # the system's model and training values, the tag format and the method's settings
+        system=lambda w: flags_from(
+            ch5_runs.train_values(
+                CH5, ch5_runs.Run(w.dataset, ch5_runs.Method.parse(w.run))
+            )
+        ),
+        dataset_flags="",
+        flags=flags_from(CH5["train"]),
+
+
+use rule ch8_translate as ch5_translate with:
+    input:
+        data=CH5_DATA,
+        model=CH5_MODEL,
+    output:
+        directory(CH5_HYP),
+    log:
+        log_path(CH5_CHAPTER, "translate_{dataset}_{run}_seed{seed}"),
+    wildcard_constraints:
+        **CH5_WILDCARDS,
+    params:
+        section=CH5_CHAPTER,
+        tag=ch5_runs.TAG_FORMAT,
+        flags=flags_from(CH5["decode"]),
+
+
+rule ch5_score:
+    """Tokenized BLEU per direction (the chapter's scoring protocol), with the per-sentence
+    statistics of the paired bootstrap and each metric's copy-the-source floor."""
+    input:
+        data=CH5_DATA,
+        hyp=CH5_HYP,
+    output:
+        CH5_SCORES,
+    log:
+        log_path(CH5_CHAPTER, "score_{dataset}_{run}_seed{seed}"),
+    wildcard_constraints:
+        **CH5_WILDCARDS,
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+    params:
+        code=code_version("nmt score"),
+        protocol=CH5["scoring"]["name"],
+    shell:
+        "mlrep nmt score --section ch5_wordcl --data {input.data} --hyp {input.hyp} "
+        "--protocol {params.protocol} --out {output} > {log} 2>&1"
+
+
+rule ch5_retrieval:
+    """Sentence retrieval P@1 (whole validation set) and word retrieval P@1 (in-batch, over
+    the validation lines' w2w links) with the run's encoder."""
+    input:
+        data=CH5_LINKED.replace("{links}", ch5_links.RETRIEVAL),
+        prepared=CH5_DATA,
+        model=CH5_MODEL,
+    output:
+        CH5_RETRIEVAL,
+    log:
+        log_path(CH5_CHAPTER, "retrieval_{dataset}_{run}_seed{seed}"),
+    wildcard_constraints:
+        **CH5_WILDCARDS,
+    conda:
+        MLREP_ENV
+    threads: job_threads("gpu_decode")
+    resources:
+        **job_resources("gpu_decode"),
+    params:
+        code=code_version("nmt retrieval"),
+        model=lambda wildcards, input: os.path.dirname(input.model),
+        tag=ch5_runs.TAG_FORMAT,
+        flags=flags_from(CH5["retrieval"]),
+        scale=CFG["scale"],
+    shell:
+        "mlrep nmt retrieval --section ch5_wordcl --data {input.data} "
+        "--prepared {input.prepared} --model {params.model} "
+        "--tag-format {params.tag} --out {output} --threads {threads} "
+        "--scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch5_metrics:
+    """metrics.json of one run: BLEU per direction and its mean, the retrieval P@1s and the
+    validation log's curves (mlrep/report/metrics.py)."""
+    input:
+        scores=CH5_SCORES,
+        retrieval=CH5_RETRIEVAL,
+        hyp=CH5_HYP,
+        data=CH5_DATA,
+        model=CH5_MODEL,
+    output:
+        CH5_METRICS,
+    log:
+        log_path(CH5_CHAPTER, "metrics_{dataset}_{run}_seed{seed}"),
+    wildcard_constraints:
+        **CH5_WILDCARDS,
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+    params:
+        code=code_version("nmt metrics"),
+        valid_log=lambda wildcards, input: os.path.join(
+            os.path.dirname(input.model), VALID_LOG
+        ),
+        scale=CFG["scale"],
+    shell:
+        "mlrep nmt metrics --section ch5_wordcl --scores {input.scores} --hyp {input.hyp} "
+        "--data {input.data} --retrieval {input.retrieval} --valid-log {params.valid_log} "
+        "--run {wildcards.dataset}/{wildcards.run} --seed {wildcards.seed} "
+        "--out {output} --scale {params.scale} > {log} 2>&1"
+
+
+rule ch5_runs:
+    """Every run params.yaml asks for, trained, decoded and scored (the chapter is landing:
+    its target and tables follow)."""
+    input:
+        [
+            CH5_METRICS.format(dataset=run.system, run=run.method.name, seed=seed)
+            for run, seed in CH5_TRAINED
+        ],
