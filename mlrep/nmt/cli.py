@@ -53,7 +53,7 @@ def _prepare(args: argparse.Namespace) -> int:
         stats = data.cut(corpora, dataset["languages"], dataset["splits"], staging, **limits)
         stats["dataset"] = args.dataset
         data.write_stats(staging / data.TEXT, stats)
-        prepare.prepare(staging, stats["languages"], detokenize)
+        binarised = prepare.prepare(staging, stats["languages"], detokenize, args.dictionary)
         record(
             staging,
             "nmt prepare",
@@ -61,6 +61,7 @@ def _prepare(args: argparse.Namespace) -> int:
                 "scale": scale,
                 args.section: {"data": limits, "dataset": dataset},
                 "preprocess": {"detokenize": detokenize, "encoded": [str(p) for p in args.encoded]},
+                "binarise": binarised,
             },
         )
         # the data tables' measured row (Tables 7.1, 8.1), under the report's metrics contract
@@ -68,7 +69,7 @@ def _prepare(args: argparse.Namespace) -> int:
         row = {name: stats[name] for name in data.TABLE_STATS}
         row["n_languages"] = len(stats["languages"])
         write(staging / "seed0" / METRICS_FILE, args.section, f"data/{args.dataset}", 0, scale, row)
-    print(json.dumps({k: v for k, v in stats.items() if k != "sources"}))
+    print(json.dumps({k: v for k, v in stats.items() if k != "sources"} | binarised))
     return 0
 
 
@@ -117,6 +118,19 @@ def _mbart_init(args: argparse.Namespace) -> int:
     from mlrep.nmt.mbart_init import convert
 
     print(convert(args.checkpoint, args.dict, args.spm, args.out, args.arch))
+    return 0
+
+
+def _mbart_pretrain(args: argparse.Namespace) -> int:
+    """A tiny mBART stand-in in the release layout (`mlrep.nmt.mbart_pretrain`)."""
+    from mlrep.nmt.mbart_pretrain import pretrain
+    from mlrep.nmt.settings import MbartPretrainSettings
+
+    scale, settings = settings_from(args, MbartPretrainSettings, (args.section,))
+    with atomic_directory(args.out) as staging:
+        summary = pretrain(args.text, args.languages, args.spm, staging, settings, args.threads)
+        record(staging, "nmt mbart-pretrain", {"scale": scale, args.section: asdict(settings)})
+    print(json.dumps({k: summary[k] for k in ("updates", "first_valid_loss", "last_valid_loss")}))
     return 0
 
 
@@ -213,11 +227,13 @@ def _pair_finetune(args: argparse.Namespace) -> int:
 
 def _translator(args: argparse.Namespace):
     from mlrep.nmt.decode import Translator
+    from mlrep.nmt.prepare import tag_style
     from mlrep.nmt.settings import BeamSettings
     from mlrep.nmt.train import BEST
 
     scale, beam = settings_from(args, BeamSettings, (f"{args.section}.decode",))
-    translator = Translator(args.model / BEST, args.data / args.tag_format / "bin", args.tag_format)
+    data_bin = args.data / args.tag_format / "bin"
+    translator = Translator(args.model / BEST, data_bin, args.tag_format, tag_style(args.data))
     return scale, asdict(beam), translator, beam
 
 
@@ -515,6 +531,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         BleurtSettings,
         DatasetSettings,
         DataSettings,
+        MbartPretrainSettings,
         StatesSettings,
         TokenAccuracySettings,
         TrainSettings,
@@ -554,6 +571,12 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "--segmented", nargs="*", default=[], help="languages word-segmented instead of Moses"
     )
     prep.add_argument("--dataset", required=True, help="dataset name (params datasets.<name>)")
+    prep.add_argument(
+        "--dictionary",
+        type=Path,
+        help="binarise with this dictionary (the dict.txt `mlrep nmt mbart-init` wrote) and "
+        "mBART's language tokens [xx_YY] as tags; left out: the dataset's own, tags __xx__",
+    )
     prep.add_argument("--out", type=Path, required=True)
     add_options(prep, DataSettings)
     add_options(prep, DatasetSettings)
@@ -600,6 +623,23 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "--out", type=Path, required=True, help="folder of checkpoint.pt, dict.txt, train.json"
     )
     mb.set_defaults(func=_mbart_init)
+
+    mbp = sub.add_parser(
+        "mbart-pretrain",
+        parents=[base],
+        help="denoising-pre-train a tiny mBART stand-in on monolingual text, in the layout of "
+        "an mBART release (mbart-init's input)",
+    )
+    mbp.add_argument(
+        "--text", type=Path, required=True, help="folder of <lang>.txt (`mlrep data monolingual`)"
+    )
+    mbp.add_argument("--languages", nargs="+", required=True, help="the languages to pre-train on")
+    mbp.add_argument("--spm", type=Path, required=True, help="SentencePiece model to cut with")
+    mbp.add_argument(
+        "--out", type=Path, required=True, help="folder of model.pt, dict.txt, sentence.bpe.model"
+    )
+    add_options(mbp, MbartPretrainSettings)
+    mbp.set_defaults(func=_mbart_pretrain)
 
     trn = sub.add_parser(
         "train", parents=[base], help="train one system (resumes; exit 75 on preemption)"

@@ -414,6 +414,24 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+def call_fairseq(cfg: Any, threads: int, world_size: int) -> None:
+    """fairseq-train's main on `cfg` in this process (its ranks spawned where `world_size` > 1),
+    each validation logged (`valid_log`); raises `Preempted` when a stop signal came."""
+    from fairseq import checkpoint_utils, distributed_utils
+    from fairseq_cli.train import should_stop_early
+
+    # fairseq keeps the best validation loss on these functions; a second training in the same
+    # process (the benchmark, a notebook) must not inherit the first one's
+    for function in (checkpoint_utils.save_checkpoint, should_stop_early):
+        function.__dict__.pop("best", None)
+    _received.clear()
+    with _recording_signals() as received:
+        # the job's threads shared among its ranks
+        distributed_utils.call_main(cfg, _rank_main, threads=max(1, threads // world_size))
+    if received:
+        raise Preempted(-1, received[0])
+
+
 def train(
     data_bin: Path,
     save_dir: Path,
@@ -426,14 +444,9 @@ def train(
     pre-trained checkpoint `init` where given; returns the summary also written there."""
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     import torch
-    from fairseq import checkpoint_utils, distributed_utils, options
+    from fairseq import options
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
-    from fairseq_cli.train import should_stop_early
 
-    # fairseq keeps the best validation loss on these functions; a second training in the same
-    # process (the benchmark, a notebook) must not inherit the first one's
-    for function in (checkpoint_utils.save_checkpoint, should_stop_early):
-        function.__dict__.pop("best", None)
     devices = visible()
     plan = plan_batch(settings.gpus, settings.max_tokens, devices.world_size)
     torch.set_num_threads(settings.threads)
@@ -454,13 +467,7 @@ def train(
         _check_init(init, data_bin, argv)
     if not resumed:  # a job that died before its first checkpoint left rows of no model
         (save_dir / valid_log.VALID_LOG).unlink(missing_ok=True)
-    _received.clear()
-    with _recording_signals() as received:
-        # the job's threads shared among its ranks
-        threads = max(1, settings.threads // plan.world_size)
-        distributed_utils.call_main(cfg, _rank_main, threads=threads)
-    if received:
-        raise Preempted(-1, received[0])
+    call_fairseq(cfg, settings.threads, plan.world_size)
     state = torch.load(save_dir / LAST, map_location="cpu", weights_only=False)
     extra = state["extra_state"]
     summary = {
