@@ -654,6 +654,12 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     trn.add_argument(
         "--middle-residual", type=boolean, default=True, help="false: drop the middle layer's"
     )
+    trn.add_argument(
+        "--init",
+        type=Path,
+        help="checkpoint to fine-tune (mbart-init's checkpoint.pt, the data prepared with its "
+        "--dictionary); a rerun resumes its own run",
+    )
     trn.add_argument("--seed", type=int, required=True)
     trn.add_argument("--out", type=Path, required=True, help="checkpoint folder")
     add_options(trn, TrainSettings, skip=TRAIN_VERB_SET)

@@ -13,13 +13,14 @@ each (params.yaml ``datasets.<name>.gpus``). A job trains data-parallel on every
 (`mlrep.device`) and accumulates gradients (``--update-freq``) where it has fewer, so each
 update sees the thesis's effective batch; ``train.json`` records the plan.
 
-Fine-tuning (Chapter 4) starts from a pre-trained checkpoint (``init``) through fairseq's
-``--finetune-from-model``: on a run's first launch fairseq restores that checkpoint's weights
-and resets its optimiser, lr schedule, meters and data iterator; once the run has its own
-``checkpoint_last.pt``, fairseq resumes from that and ignores ``init`` (fairseq 0.12
-``checkpoint_utils.load_checkpoint``), so preemption and reruns behave as for any run. The
-checkpoint must have been trained with the fine-tuning data's dictionary (`_check_init`):
-fairseq would load another dictionary's embeddings, of the same size, without a word.
+Fine-tuning (Chapter 4; Chapter 5's mBART FT) starts from a pre-trained checkpoint
+(``init``) through fairseq's ``--finetune-from-model``: on a run's first launch fairseq
+restores that checkpoint's weights and resets its optimiser, lr schedule, meters and data
+iterator; once the run has its own ``checkpoint_last.pt``, fairseq resumes from that and
+ignores ``init`` (fairseq 0.12 ``checkpoint_utils.load_checkpoint``), so preemption and
+reruns behave as for any run. The checkpoint must have been trained with the fine-tuning
+data's dictionary (`_check_init`): fairseq would load another dictionary's embeddings, of the
+same size, without a word.
 
 Preemption: SIGUSR1 (SLURM's warning) or SIGTERM is recorded by every training process (the
 parent passes it on to its ranks); before each validate-and-save the ranks agree (all-reduce)
@@ -363,8 +364,8 @@ def _check_init(checkpoint: Path, data_bin: Path, argv: list[str]) -> None:
         raise DictionaryMismatch(f"{checkpoint}: no such checkpoint; pre-train the model first")
     fix = (
         "binarise the fine-tuning data with the dictionary of the data this checkpoint was "
-        "pre-trained on (`mlrep nmt pair-finetune --dict`), or give this pair's pre-trained "
-        "checkpoint"
+        "pre-trained on (`mlrep nmt pair-finetune --dict`; an mBART init's dict.txt: `mlrep "
+        "nmt prepare --dictionary`), or give this pair's pre-trained checkpoint"
     )
     state = _load(checkpoint)
     _check_arch(state, checkpoint, argv, "fine-tune with the arch it was pre-trained with")
