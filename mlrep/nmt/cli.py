@@ -95,7 +95,14 @@ def _links(args: argparse.Namespace) -> int:
         folder = staging / alignments.ALIGN
         units = alignments.attach(args.data, languages, args.encoded, args.tokens, links, folder)
         for tag_format in args.tag_formats:
-            prepare.binarise(args.data, languages, tag_format, staging / tag_format, folder)
+            prepare.binarise(
+                args.data,
+                languages,
+                tag_format,
+                staging / tag_format,
+                folder,
+                prepare.tag_style(args.data),
+            )
         atomic_write_text(
             staging / "stats.json", json.dumps({"units_per_sentence": units}, indent=1) + "\n"
         )

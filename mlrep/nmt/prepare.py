@@ -15,8 +15,9 @@ Fine-tuning a pre-trained model (Chapter 5's mBART FT) binarises with the model'
 instead (``dictionary``: the ``dict.txt`` `mlrep.nmt.mbart_init` wrote), copied as the
 dataset's, and tags with its language tokens (`mlrep.nmt.data.TAG_STYLES`): the text's pieces
 must be the rows the model learned, and a piece the dictionary lacks is read as ``<unk>``, as
-fairseq reads it; ``binarise.json`` records the dictionary, the tag style (which `binarise`
-and decoding read) and each split's share of pieces read as ``<unk>``.
+fairseq reads it; ``binarise.json`` records the dictionary, the tag style (`tag_style`: what
+``mlrep nmt links`` binarises again and decoding tags with) and each split's share of pieces
+read as ``<unk>``.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def prepare(
     atomic_write_text(out / BINARISE, json.dumps(record, indent=1) + "\n")
     atomic_write_text(out / DETOKENIZE, json.dumps(detokenize, indent=1) + "\n")
     for tag_format in TAGS:
-        _binarise(out, languages, tag_format)
+        binarise(out, languages, tag_format, out / tag_format, tags=record["tags"])
     return record
 
 
@@ -146,21 +147,21 @@ def read_subwords(prepared: Path, split: str, d: Direction) -> tuple[list[str], 
     return read_pair(prepared / SUBWORDS, split, d)
 
 
-def _binarise(out: Path, languages: list[str], tag_format: str) -> None:
-    binarise(out, languages, tag_format, out / tag_format)
-
-
 def binarise(
-    out: Path, languages: list[str], tag_format: str, dest: Path, links: Path | None = None
+    out: Path,
+    languages: list[str],
+    tag_format: str,
+    dest: Path,
+    links: Path | None = None,
+    tags: str = FAIRSEQ,
 ) -> None:
     """The cut dataset `out` in `tag_format` as text under ``dest/raw`` and a data-bin under
     ``dest/bin``; with `links` (a folder of ``<split>.<src>-<tgt>`` subword links,
     `mlrep.nmt.alignments`), each line's links too, tag-shifted and oriented like the line:
     every training pair's, and the validation pairs' where the folder has every valid
-    direction (the word retrieval the validation log reports). Tags are in the dataset's
-    style (`tag_style`)."""
+    direction (the word retrieval the validation log reports). `tags`: the tag style
+    (`tag_style` of a prepared dataset)."""
     raw = dest / "raw"
-    style = tag_style(out)
     for split in ("train", "valid"):
         sources: list[str] = []
         targets: list[str] = []
@@ -178,8 +179,8 @@ def binarise(
             if split == "train":
                 pairs.append((Direction(d.tgt, d.src), tgt, src, True))
             for pd, s, t, reverse in pairs:
-                sources.extend(tag_source(x, pd.src, pd.tgt, tag_format, style) for x in s)
-                targets.extend(tag_target(y, pd.tgt, tag_format, style) for y in t)
+                sources.extend(tag_source(x, pd.src, pd.tgt, tag_format, tags) for x in s)
+                targets.extend(tag_target(y, pd.tgt, tag_format, tags) for y in t)
                 aligned.extend(alignments.tagged(x, tag_format, reverse) for x in line_links)
         atomic_write_text(raw / f"{split}.src-tgt.src", "".join(x + "\n" for x in sources))
         atomic_write_text(raw / f"{split}.src-tgt.tgt", "".join(y + "\n" for y in targets))
