@@ -21,12 +21,15 @@ checks and converts exactly as it converts the release:
 The embedding holds all 25 mBART-25 language tokens in mBART's order, whatever languages the
 text has (`MbartDenoisingTask`), so its rows are the fine-tuning dictionary's, as the
 release's are. ``pretrain.json`` keeps the loss curve (``valid.jsonl``: the held-out lines'
-denoising loss at each validation) and its first and last values.
+denoising loss at each validation) and its first and last values. The run is not resumed: it
+trains inside the output folder's staging copy, published whole (`mlrep.io.atomic_directory`),
+so an interrupted run leaves nothing and starts again (a few hundred updates at tiny scale).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -38,6 +41,7 @@ from fairseq.tasks.multilingual_denoising import (
     MultilingualDenoisingTask,
 )
 
+from mlrep.device import visible
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_write_text, read_lines
 from mlrep.nmt import valid_log
@@ -47,6 +51,7 @@ from mlrep.nmt.mbart_init import finetuning_dictionary
 from mlrep.nmt.model import USER_DIR, ArchitectureMismatch
 from mlrep.nmt.prepare import run_preprocess
 from mlrep.nmt.settings import MbartPretrainSettings
+from mlrep.nmt.train import LAST, call_fairseq
 
 TASK = "mlrep_mbart_denoising"
 MODEL = "model.pt"
@@ -212,15 +217,10 @@ def pretrain(
     """Pre-train the stand-in on `languages`' text in the folder `text`, cut by `spm_model`,
     into `out` (a fresh folder: the verb's staging one) in the release layout; returns the
     summary also written there."""
-    import os
-
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     import torch
     from fairseq import options
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
-
-    from mlrep.device import visible
-    from mlrep.nmt.train import LAST, call_fairseq
 
     if s.arch not in MBART_ARCHITECTURES:
         raise ArchitectureMismatch(
