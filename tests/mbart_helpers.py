@@ -95,7 +95,7 @@ def pretrain_argv(text: Path, out: Path, lr: float, updates: int = 60) -> list[s
     """`mlrep nmt mbart-pretrain` of the stand-in on `monolingual`'s folder `text`: every
     option given (no params file is read), one thread."""
     return [
-        "nmt", "mbart-pretrain", "--section", "ch5_wordcl.mbart_pretrain", "--scale", "tiny",
+        "nmt", "mbart-pretrain", "--section", "ch5_wordcl", "--scale", "tiny",
         "--text", str(text / "text"), "--languages", *MONO_LANGUAGES,
         "--spm", str(text / "spm.model"), "--out", str(out),
         "--arch", "mlrep_transformer_mbart_tiny", "--updates", str(updates), "--lr", str(lr),

@@ -133,10 +133,16 @@ def _mbart_pretrain(args: argparse.Namespace) -> int:
     from mlrep.nmt.mbart_pretrain import pretrain
     from mlrep.nmt.settings import MbartPretrainSettings
 
-    scale, settings = settings_from(args, MbartPretrainSettings, (args.section,))
+    scale, settings = settings_from(
+        args, MbartPretrainSettings, (f"{args.section}.mbart_pretrain",)
+    )
     with atomic_directory(args.out) as staging:
         summary = pretrain(args.text, args.languages, args.spm, staging, settings, args.threads)
-        record(staging, "nmt mbart-pretrain", {"scale": scale, args.section: asdict(settings)})
+        record(
+            staging,
+            "nmt mbart-pretrain",
+            {"scale": scale, args.section: {"mbart_pretrain": asdict(settings)}},
+        )
     print(json.dumps({k: summary[k] for k in ("updates", "first_valid_loss", "last_valid_loss")}))
     return 0
 
