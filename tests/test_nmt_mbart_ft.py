@@ -230,3 +230,29 @@ def test_an_init_of_another_dictionary_is_refused_naming_both(encoded, init, tmp
     assert "was trained with another dictionary than" in message
     for part in ("checkpoint.pt", "s-enc-t-dec/bin/dict.src.txt", "train.json", "--dictionary"):
         assert part in message
+
+
+def test_links_binarises_again_with_the_datasets_dictionary_and_tags(
+    prepared, encoded, init, tmp_path
+):
+    """`mlrep nmt links` on a dataset prepared with mBART's dictionary keeps both: its lines
+    carry mBART's tokens and its data-bin has the init's dictionary (words: the raw lines'
+    whitespace words, each line's first words linked)."""
+    half = len(encoded) // 2
+    tokens, links = [], []
+    for raw, sub in zip(encoded[:half], encoded[half:], strict=True):
+        words = read_lines(raw, ValueError)[: len(read_lines(sub, ValueError))]
+        atomic_write_text(tmp_path / "tok" / sub.name, "".join(w + "\n" for w in words))
+        tokens.append(tmp_path / "tok" / sub.name)
+    for xx in MONO_LANGUAGES[1:]:
+        lines = len(read_lines(tmp_path / "tok" / f"train.en-{xx}.en", ValueError))
+        atomic_write_text(tmp_path / f"en-{xx}.links", "0-0\n" * lines)
+        links.append(f"train.en-{xx}={tmp_path / f'en-{xx}.links'}")
+    argv = ["nmt", "links", "--data", str(prepared), "--encoded", *map(str, encoded[half:])]
+    argv += ["--tokens", *map(str, tokens), "--links", *links, "--tag-formats", "s-enc-t-dec"]
+    assert cli.main([*argv, "--out", str(tmp_path / "linked")]) == 0
+    raw = tmp_path / "linked" / "s-enc-t-dec" / "raw"
+    sources = read_lines(raw / "train.src-tgt.src", ValueError)
+    assert {line.split()[0] for line in sources} == {"[en_XX]", "[it_IT]", "[nl_XX]", "[ro_RO]"}
+    bin_dict = tmp_path / "linked" / "s-enc-t-dec" / "bin" / prepare.BIN_DICT
+    assert bin_dict.read_bytes() == (init / DICT).read_bytes()
