@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from unittest import mock
 
 import torch
@@ -63,3 +64,42 @@ def meta(build, *args):
     initialisation of ``bart`` draws on the CPU and copies, which a meta tensor cannot take)."""
     with torch.device("meta"), mock.patch.object(bart_model, "init_bert_params", lambda _: None):
         return build(*args)
+
+
+# the tiny corpus's languages, as monolingual text for a stand-in's denoising pre-training
+MONO_LANGUAGES = ["en", "it", "nl", "ro"]
+MONO_LINES = 300
+
+
+def monolingual(corpus: Path, out: Path) -> Path:
+    """``<lang>.txt`` of each of `MONO_LANGUAGES` in `out` (as `mlrep data monolingual` writes
+    them: one sentence a line), from the training side of the tiny corpus in `corpus`, and
+    ``spm.model``, a SentencePiece model of all of it."""
+    import sentencepiece
+
+    lines = []
+    for lang in MONO_LANGUAGES:
+        pair = "en-it" if lang == "en" else f"en-{lang}"
+        text = (corpus / f"train.{pair}.{lang}").read_text(encoding="utf-8").splitlines()
+        text = text[:MONO_LINES]
+        (out / "text").mkdir(parents=True, exist_ok=True)
+        (out / "text" / f"{lang}.txt").write_text("".join(t + "\n" for t in text), "utf-8")
+        lines += text
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines), model_prefix=str(out / "spm"), vocab_size=400, minloglevel=2
+    )
+    return out
+
+
+def pretrain_argv(text: Path, out: Path, lr: float, updates: int = 60) -> list[str]:
+    """`mlrep nmt mbart-pretrain` of the stand-in on `monolingual`'s folder `text`: every
+    option given (no params file is read), one thread."""
+    return [
+        "nmt", "mbart-pretrain", "--section", "ch5_wordcl", "--scale", "tiny",
+        "--text", str(text / "text"), "--languages", *MONO_LANGUAGES,
+        "--spm", str(text / "spm.model"), "--out", str(out),
+        "--arch", "mlrep_transformer_mbart_tiny", "--updates", str(updates), "--lr", str(lr),
+        "--warmup-updates", "5", "--max-tokens", "1024", "--tokens-per-sample", "64",
+        "--valid-lines", "20", "--validate-interval-updates", "10", "--seed", "1",
+        "--mask", "0.35", "--poisson-lambda", "3.5", "--threads", "1",
+    ]  # fmt: skip

@@ -54,7 +54,7 @@ def _prepare(args: argparse.Namespace) -> int:
         stats = data.cut(corpora, dataset["languages"], dataset["splits"], staging, **limits)
         stats["dataset"] = args.dataset
         data.write_stats(staging / data.TEXT, stats)
-        prepare.prepare(staging, stats["languages"], detokenize)
+        binarised = prepare.prepare(staging, stats["languages"], detokenize, args.dictionary)
         record(
             staging,
             "nmt prepare",
@@ -62,6 +62,7 @@ def _prepare(args: argparse.Namespace) -> int:
                 "scale": scale,
                 args.section: {"data": limits, "dataset": dataset},
                 "preprocess": {"detokenize": detokenize, "encoded": [str(p) for p in args.encoded]},
+                "binarise": binarised,
             },
         )
         # the data tables' measured row (Tables 7.1, 8.1), under the report's metrics contract
@@ -69,7 +70,7 @@ def _prepare(args: argparse.Namespace) -> int:
         row = {name: stats[name] for name in data.TABLE_STATS}
         row["n_languages"] = len(stats["languages"])
         write(staging / "seed0" / METRICS_FILE, args.section, f"data/{args.dataset}", 0, scale, row)
-    print(json.dumps({k: v for k, v in stats.items() if k != "sources"}))
+    print(json.dumps({k: v for k, v in stats.items() if k != "sources"} | binarised))
     return 0
 
 
@@ -95,7 +96,14 @@ def _links(args: argparse.Namespace) -> int:
         folder = staging / alignments.ALIGN
         units = alignments.attach(args.data, languages, args.encoded, args.tokens, links, folder)
         for tag_format in args.tag_formats:
-            prepare.binarise(args.data, languages, tag_format, staging / tag_format, folder)
+            prepare.binarise(
+                args.data,
+                languages,
+                tag_format,
+                staging / tag_format,
+                folder,
+                prepare.tag_style(args.data),
+            )
         atomic_write_text(
             staging / "stats.json", json.dumps({"units_per_sentence": units}, indent=1) + "\n"
         )
@@ -118,6 +126,25 @@ def _mbart_init(args: argparse.Namespace) -> int:
     from mlrep.nmt.mbart_init import convert
 
     print(convert(args.checkpoint, args.dict, args.spm, args.out, args.arch))
+    return 0
+
+
+def _mbart_pretrain(args: argparse.Namespace) -> int:
+    """A tiny mBART stand-in in the release layout (`mlrep.nmt.mbart_pretrain`)."""
+    from mlrep.nmt.mbart_pretrain import pretrain
+    from mlrep.nmt.settings import MbartPretrainSettings
+
+    scale, settings = settings_from(
+        args, MbartPretrainSettings, (f"{args.section}.mbart_pretrain",)
+    )
+    with atomic_directory(args.out) as staging:
+        summary = pretrain(args.text, args.languages, args.spm, staging, settings, args.threads)
+        record(
+            staging,
+            "nmt mbart-pretrain",
+            {"scale": scale, args.section: {"mbart_pretrain": asdict(settings)}},
+        )
+    print(json.dumps({k: summary[k] for k in ("updates", "first_valid_loss", "last_valid_loss")}))
     return 0
 
 
@@ -214,11 +241,13 @@ def _pair_finetune(args: argparse.Namespace) -> int:
 
 def _translator(args: argparse.Namespace):
     from mlrep.nmt.decode import Translator
+    from mlrep.nmt.prepare import tag_style
     from mlrep.nmt.settings import BeamSettings
     from mlrep.nmt.train import BEST
 
     scale, beam = settings_from(args, BeamSettings, (f"{args.section}.decode",))
-    translator = Translator(args.model / BEST, args.data / args.tag_format / "bin", args.tag_format)
+    data_bin = args.data / args.tag_format / "bin"
+    translator = Translator(args.model / BEST, data_bin, args.tag_format, tag_style(args.data))
     return scale, asdict(beam), translator, beam
 
 
@@ -550,6 +579,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         BleurtSettings,
         DatasetSettings,
         DataSettings,
+        MbartPretrainSettings,
         RetrievalSettings,
         StatesSettings,
         TokenAccuracySettings,
@@ -590,6 +620,12 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "--segmented", nargs="*", default=[], help="languages word-segmented instead of Moses"
     )
     prep.add_argument("--dataset", required=True, help="dataset name (params datasets.<name>)")
+    prep.add_argument(
+        "--dictionary",
+        type=Path,
+        help="binarise with this dictionary (the dict.txt `mlrep nmt mbart-init` wrote) and "
+        "mBART's language tokens [xx_YY] as tags; left out: the dataset's own, tags __xx__",
+    )
     prep.add_argument("--out", type=Path, required=True)
     add_options(prep, DataSettings)
     add_options(prep, DatasetSettings)
@@ -637,6 +673,23 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     mb.set_defaults(func=_mbart_init)
 
+    mbp = sub.add_parser(
+        "mbart-pretrain",
+        parents=[base],
+        help="denoising-pre-train a tiny mBART stand-in on monolingual text, in the layout of "
+        "an mBART release (mbart-init's input)",
+    )
+    mbp.add_argument(
+        "--text", type=Path, required=True, help="folder of <lang>.txt (`mlrep data monolingual`)"
+    )
+    mbp.add_argument("--languages", nargs="+", required=True, help="the languages to pre-train on")
+    mbp.add_argument("--spm", type=Path, required=True, help="SentencePiece model to cut with")
+    mbp.add_argument(
+        "--out", type=Path, required=True, help="folder of model.pt, dict.txt, sentence.bpe.model"
+    )
+    add_options(mbp, MbartPretrainSettings)
+    mbp.set_defaults(func=_mbart_pretrain)
+
     trn = sub.add_parser(
         "train", parents=[base], help="train one system (resumes; exit 75 on preemption)"
     )
@@ -649,6 +702,12 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     trn.add_argument("--encoder-final-norm", type=boolean, default=True, help="PreNorm's last LN")
     trn.add_argument(
         "--middle-residual", type=boolean, default=True, help="false: drop the middle layer's"
+    )
+    trn.add_argument(
+        "--init",
+        type=Path,
+        help="checkpoint to fine-tune (mbart-init's checkpoint.pt, the data prepared with its "
+        "--dictionary); a rerun resumes its own run",
     )
     trn.add_argument("--seed", type=int, required=True)
     trn.add_argument("--out", type=Path, required=True, help="checkpoint folder")

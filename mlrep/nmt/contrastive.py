@@ -34,7 +34,6 @@ without a contrastive term are selected alike.
 
 # no `from __future__ import annotations`: fairseq reads the criterion config's field types
 import math
-import re
 from dataclasses import dataclass, field
 
 import torch
@@ -50,9 +49,9 @@ from torch import Tensor, nn
 from mlrep.align.pharaoh import Link
 from mlrep.align.units import units as line_units
 from mlrep.errors import MlrepError
+from mlrep.nmt.data import is_tag
 
 CONTRASTIVE = "mlrep_contrastive"
-TAG = re.compile(r"^__[A-Za-z_-]+__$")
 
 
 class AlignmentBatchError(MlrepError):
@@ -61,7 +60,7 @@ class AlignmentBatchError(MlrepError):
 
 def tag_lookup(symbols: list[str]) -> Tensor:
     """For each dictionary index, whether its symbol is a language tag."""
-    return torch.tensor([bool(TAG.match(s)) for s in symbols], dtype=torch.bool)
+    return torch.tensor([is_tag(s) for s in symbols], dtype=torch.bool)
 
 
 def content_mask(tokens: Tensor, pad: int, is_tag: Tensor) -> Tensor:

@@ -15,6 +15,12 @@ Two tag formats (Chapter 8's TAG factor), applied to subword lines:
 * ``s-enc-t-dec``: ``__src__`` starts the encoder input and ``__tgt__`` the target, so the
   target tag is the decoder's first token; decoding forces it as a one-token prefix.
 * ``t-enc``: ``__tgt__`` starts the encoder input only; the target is untagged.
+
+Two tag styles (`TAG_STYLES`): a dataset binarised with its own dictionary tags with fairseq's
+``__xx__``; one binarised with mBART's (Chapter 5's mBART FT) with mBART's own language tokens
+``[xx_YY]``, so a fine-tuning reads the rows its pre-training learned: in ``s-enc-t-dec`` the
+source's token starts the encoder input and the target's the decoder, as in mBART-50's
+multilingual fine-tuning (Tang et al., 2020).
 """
 
 from __future__ import annotations
@@ -32,6 +38,14 @@ from mlrep.io import atomic_write_text, read_lines
 from mlrep.nmt import sampling
 
 TAGS = ("s-enc-t-dec", "t-enc")
+FAIRSEQ, MBART = TAG_STYLES = ("fairseq", "mbart")  # ``__ja__`` or mBART's ``[ja_XX]``
+# mBART-25's pre-training languages, in the order its embedding rows hold their tokens
+MBART25_LANGUAGES = [
+    "ar_AR", "cs_CZ", "de_DE", "en_XX", "es_XX", "et_EE", "fi_FI", "fr_XX", "gu_IN", "hi_IN",
+    "it_IT", "ja_XX", "kk_KZ", "ko_KR", "lt_LT", "lv_LV", "my_MM", "ne_NP", "nl_XX", "ro_RO",
+    "ru_RU", "si_LK", "tr_TR", "vi_VN", "zh_CN",
+]  # fmt: skip
+_MBART_TOKENS = frozenset(f"[{code}]" for code in MBART25_LANGUAGES)
 PIVOT = "en"
 SPLITS = ("train", "valid", "test")
 TEXT = "text"  # raw lines of a prepared dataset: the references
@@ -45,22 +59,47 @@ class NmtDataError(MlrepError):
     """Input data for an NMT step is missing or inconsistent."""
 
 
-def tag(lang: str) -> str:
-    """The language tag token (fairseq's multilingual format)."""
-    return f"__{lang}__"
+def language_token(language: str) -> str:
+    """mBART's token of one of its languages (``ja_XX`` → ``[ja_XX]``)."""
+    return f"[{language}]"
 
 
-def tag_source(pieces: str, src: str, tgt: str, tag_format: str) -> str:
-    return f"{tag(src if tag_format == 's-enc-t-dec' else tgt)} {pieces}"
+def mbart_language(lang: str) -> str:
+    """The mBART-25 language of a dataset's language code (``ja`` → ``ja_XX``)."""
+    for code in MBART25_LANGUAGES:
+        if code.split("_")[0] == lang:
+            return code
+    raise NmtDataError(
+        f"language {lang!r} has no mBART-25 language token (mBART-25 has "
+        f"{', '.join(MBART25_LANGUAGES)}): drop {lang} from the languages given, or prepare "
+        "the dataset with its own dictionary (no --dictionary)"
+    )
 
 
-def tag_target(pieces: str, tgt: str, tag_format: str) -> str:
-    return f"{tag(tgt)} {pieces}" if tag_format == "s-enc-t-dec" else pieces
+def tag(lang: str, style: str = FAIRSEQ) -> str:
+    """The language tag token of `lang` in `style` (`TAG_STYLES`)."""
+    return language_token(mbart_language(lang)) if style == MBART else f"__{lang}__"
+
+
+def tag_source(pieces: str, src: str, tgt: str, tag_format: str, style: str = FAIRSEQ) -> str:
+    return f"{tag(src if tag_format == 's-enc-t-dec' else tgt, style)} {pieces}"
+
+
+def tag_target(pieces: str, tgt: str, tag_format: str, style: str = FAIRSEQ) -> str:
+    return f"{tag(tgt, style)} {pieces}" if tag_format == "s-enc-t-dec" else pieces
 
 
 def strip_tags(tokens: Sequence[str]) -> list[str]:
-    """Drop language tags from a token sequence (decoder output in S-ENC-T-DEC starts with one)."""
-    return [t for t in tokens if not (t.startswith("__") and t.endswith("__") and len(t) > 4)]
+    """Drop language tags of either style from a token sequence (decoder output in
+    S-ENC-T-DEC starts with one; a model may also emit one anywhere)."""
+    return [t for t in tokens if not is_tag(t)]
+
+
+def is_tag(token: str) -> bool:
+    """Whether `token` is a language tag of either style (``__ja__``, ``[ja_XX]``)."""
+    return (token.startswith("__") and token.endswith("__") and len(token) > 4) or (
+        token in _MBART_TOKENS
+    )
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Any
 
 from mlrep.device import visible
 from mlrep.errors import MlrepError
-from mlrep.nmt.data import Direction, strip_tags, tag, tag_source
+from mlrep.nmt.data import FAIRSEQ, Direction, strip_tags, tag, tag_source
 from mlrep.nmt.settings import BeamSettings
 from mlrep.text.pretrain_tasks import finetune_source
 
@@ -60,19 +60,20 @@ def load_model(checkpoint: Path, data_bin: Path) -> tuple[Any, Any, Any]:
 class Translator:
     """A loaded checkpoint with its dictionary, on the job's device."""
 
-    def __init__(self, checkpoint: Path, data_bin: Path, tag_format: str):
+    def __init__(self, checkpoint: Path, data_bin: Path, tag_format: str, tags: str = FAIRSEQ):
         from mlrep.nmt.interlingua import InterlinguaEncoder
 
         self.model, self.task, self.device = load_model(checkpoint, data_bin)
         self.dictionary = self.task.target_dictionary
         self.tag_format = tag_format
+        self.tags = tags  # the tag style of the data-bin (`mlrep.nmt.prepare.tag_style`)
         encoder = self.model.encoder
         self.interlingua = isinstance(encoder, InterlinguaEncoder)
         self.variable_length = self.interlingua and encoder.interlingua.query == "var"
 
     def source(self, pieces: str, d: Direction) -> str:
         """A subword line of direction `d` as the model reads it: tagged by `tag_format`."""
-        return tag_source(pieces, d.src, d.tgt, self.tag_format)
+        return tag_source(pieces, d.src, d.tgt, self.tag_format, self.tags)
 
     def encode(self, pieces: Sequence[str], d: Direction):
         """Tagged source token ids (with EOS) for subword lines of one direction."""
@@ -85,7 +86,9 @@ class Translator:
 
     def prefix(self, tgt: str) -> int | None:
         """The forced first target token: the target tag in S-ENC-T-DEC, none in T-ENC."""
-        return self.dictionary.index(tag(tgt)) if self.tag_format == "s-enc-t-dec" else None
+        if self.tag_format != "s-enc-t-dec":
+            return None
+        return self.dictionary.index(tag(tgt, self.tags))
 
     def generate(
         self, sources: Sequence[str], dirs: Sequence[Direction], beam: BeamSettings

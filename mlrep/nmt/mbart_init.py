@@ -32,25 +32,16 @@ import torch
 from fairseq.data import Dictionary
 
 from mlrep.io import atomic_directory, sha256_file
+from mlrep.nmt.data import MBART25_LANGUAGES, language_token
 from mlrep.nmt.mbart import MBART_ARCHITECTURES
 from mlrep.nmt.model import MODEL, ArchitectureMismatch, VariantTransformer
 from mlrep.nmt.train import SUMMARY, DictionaryMismatch
 
-# mBART-25's pre-training languages, in the order its embedding rows hold their tokens
-MBART25_LANGUAGES = [
-    "ar_AR", "cs_CZ", "de_DE", "en_XX", "es_XX", "et_EE", "fi_FI", "fr_XX", "gu_IN", "hi_IN",
-    "it_IT", "ja_XX", "kk_KZ", "ko_KR", "lt_LT", "lv_LV", "my_MM", "ne_NP", "nl_XX", "ro_RO",
-    "ru_RU", "si_LK", "tr_TR", "vi_VN", "zh_CN",
-]  # fmt: skip
 MASK = "<mask>"
 CHECKPOINT = "checkpoint.pt"
 DICT = "dict.txt"
 DROPPED = "classification_heads."  # BART's sentence-classification heads
 _FIX = "give the model.pt, dict.txt and sentence.bpe.model of one mBART release"
-
-
-def language_token(language: str) -> str:
-    return f"[{language}]"
 
 
 def finetuning_dictionary(dict_txt: Path, languages: Sequence[str]) -> Dictionary:

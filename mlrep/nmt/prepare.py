@@ -10,6 +10,14 @@ selects checkpoints by supervised validation loss); every direction of every spl
 (`mlrep.nmt.data.split_directions`) stays as subword text under ``sub/`` for decoding and the
 probes. ``detokenize.json`` says how the subwords were made, so decoded output can be turned
 back into plain text (`mlrep.text.detokenize`).
+
+Fine-tuning a pre-trained model (Chapter 5's mBART FT) binarises with the model's dictionary
+instead (``dictionary``: the ``dict.txt`` `mlrep.nmt.mbart_init` wrote), copied as the
+dataset's, and tags with its language tokens (`mlrep.nmt.data.TAG_STYLES`): the text's pieces
+must be the rows the model learned, and a piece the dictionary lacks is read as ``<unk>``, as
+fairseq reads it; ``binarise.json`` records the dictionary, the tag style (`tag_style`: what
+``mlrep nmt links`` binarises again and decoding tags with) and each split's share of pieces
+read as ``<unk>``.
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ from mlrep.align.pharaoh import Link
 from mlrep.io import atomic_write_text
 from mlrep.nmt import alignments
 from mlrep.nmt.data import (
+    FAIRSEQ,
+    MBART,
     SUBWORDS,
     TAGS,
     Direction,
@@ -40,16 +50,75 @@ from mlrep.nmt.data import (
 DICT = "dict.txt"
 BIN_DICT = "dict.src.txt"  # the dictionary fairseq-preprocess copies into a data-bin
 DETOKENIZE = "detokenize.json"
+BINARISE = "binarise.json"  # the dictionary given, the tag style, the <unk> rates
 
 
-def prepare(out: Path, languages: list[str], detokenize: dict) -> None:
-    """The dictionary and both tag formats' binarised data of the cut dataset in `out`;
-    `detokenize` (`mlrep.text.detokenize.detokenize`'s method, backend and segmented
-    languages) is kept for decoding."""
-    _write_dictionary(out, languages)
+def prepare(
+    out: Path, languages: list[str], detokenize: dict, dictionary: Path | None = None
+) -> dict:
+    """The dictionary (its own, or the given `dictionary` with mBART's tags) and both tag
+    formats' binarised data of the cut dataset in `out`; `detokenize`
+    (`mlrep.text.detokenize.detokenize`'s method, backend and segmented languages) is kept
+    for decoding. Returns the ``binarise.json`` record."""
+    if dictionary is None:
+        _write_dictionary(out, languages)
+    else:
+        _take_dictionary(dictionary, out / DICT, languages)
+    record = {
+        "dictionary": dictionary and str(dictionary),
+        "tags": FAIRSEQ if dictionary is None else MBART,
+        "unk_rate": unk_rates(out, languages),
+    }
+    atomic_write_text(out / BINARISE, json.dumps(record, indent=1) + "\n")
     atomic_write_text(out / DETOKENIZE, json.dumps(detokenize, indent=1) + "\n")
     for tag_format in TAGS:
-        _binarise(out, languages, tag_format)
+        binarise(out, languages, tag_format, out / tag_format, tags=record["tags"])
+    return record
+
+
+def tag_style(prepared: Path) -> str:
+    """The tag style (`mlrep.nmt.data.TAG_STYLES`) a prepared dataset was binarised with; a
+    dataset without ``binarise.json`` (cut by hand) has its own dictionary's fairseq tags."""
+    record = prepared / BINARISE
+    if not record.exists():
+        return FAIRSEQ
+    return json.loads(record.read_text(encoding="utf-8"))["tags"]
+
+
+def _take_dictionary(given: Path, dest: Path, languages: list[str]) -> None:
+    """Copy a pre-trained model's dictionary to `dest`, once every language's mBART token is
+    found in it (`tag` refuses a language mBART has none of)."""
+    from fairseq.data import Dictionary
+
+    if not given.exists():
+        raise NmtDataError(f"{given}: no such dictionary; run `mlrep nmt mbart-init` first")
+    symbols = set(Dictionary.load(str(given)).symbols)
+    missing = [tag(lang, MBART) for lang in languages if tag(lang, MBART) not in symbols]
+    if missing:
+        raise NmtDataError(
+            f"{given} has no language token {', '.join(missing)}: it is not the fine-tuning "
+            "dictionary of an mBART model; give the dict.txt `mlrep nmt mbart-init` wrote"
+        )
+    atomic_write_text(dest, given.read_text(encoding="utf-8"))
+
+
+def unk_rates(out: Path, languages: list[str]) -> dict[str, float]:
+    """Per split, the share of the binarised pieces the dataset's dictionary lacks, which
+    fairseq reads as ``<unk>`` (0 for the training text of a dataset's own dictionary)."""
+    from fairseq.data import Dictionary
+
+    symbols = set(Dictionary.load(str(out / DICT)).symbols)
+    rates = {}
+    for split in ("train", "valid"):
+        counts = Counter(
+            piece in symbols
+            for d in split_directions(languages, split)
+            for side in read_subwords(out, split, d)
+            for line in side
+            for piece in line.split()
+        )
+        rates[split] = counts[False] / max(1, counts.total())
+    return rates
 
 
 def read_detokenize(prepared: Path) -> dict:
@@ -83,18 +152,20 @@ def read_subwords(prepared: Path, split: str, d: Direction) -> tuple[list[str], 
     return read_pair(prepared / SUBWORDS, split, d)
 
 
-def _binarise(out: Path, languages: list[str], tag_format: str) -> None:
-    binarise(out, languages, tag_format, out / tag_format)
-
-
 def binarise(
-    out: Path, languages: list[str], tag_format: str, dest: Path, links: Path | None = None
+    out: Path,
+    languages: list[str],
+    tag_format: str,
+    dest: Path,
+    links: Path | None = None,
+    tags: str = FAIRSEQ,
 ) -> None:
     """The cut dataset `out` in `tag_format` as text under ``dest/raw`` and a data-bin under
     ``dest/bin``; with `links` (a folder of ``<split>.<src>-<tgt>`` subword links,
     `mlrep.nmt.alignments`), each line's links too, tag-shifted and oriented like the line:
     every training pair's, and the validation pairs' where the folder has every valid
-    direction (the word retrieval the validation log reports)."""
+    direction (the word retrieval the validation log reports). `tags`: the tag style
+    (`tag_style` of a prepared dataset)."""
     raw = dest / "raw"
     for split in ("train", "valid"):
         sources: list[str] = []
@@ -113,7 +184,7 @@ def binarise(
             if split == "train":
                 pairs.append((Direction(d.tgt, d.src), tgt, src, True))
             for pd, s, t, reverse in pairs:
-                lines = tag_lines(pd, s, t, line_links, tag_format, reverse)
+                lines = tag_lines(pd, s, t, line_links, tag_format, reverse, tags)
                 sources += lines.sources
                 targets += lines.targets
                 aligned += lines.links
@@ -143,14 +214,16 @@ def tag_lines(
     line_links: list[frozenset[Link]],
     tag_format: str,
     reverse: bool,
+    tags: str = FAIRSEQ,
 ) -> Tagged:
-    """The lines of direction `d` tagged by `tag_format`, and their untagged subword links
-    (`alignments.check_lines`; `reverse`: written for the lines' en-xx orientation, `d`
-    being xx→en) as positions in the tagged lines. The one tagging of a direction's lines:
-    the data-bin's (`binarise`) and Chapter 5's retrieval analyses' (`mlrep.nmt.retrieval`)."""
+    """The lines of direction `d` tagged by `tag_format` in the tag style `tags`, and their
+    untagged subword links (`alignments.check_lines`; `reverse`: written for the lines' en-xx
+    orientation, `d` being xx→en) as positions in the tagged lines. The one tagging of a
+    direction's lines: the data-bin's (`binarise`) and Chapter 5's retrieval analyses'
+    (`mlrep.nmt.retrieval`)."""
     return Tagged(
-        [tag_source(x, d.src, d.tgt, tag_format) for x in sources],
-        [tag_target(y, d.tgt, tag_format) for y in targets],
+        [tag_source(x, d.src, d.tgt, tag_format, tags) for x in sources],
+        [tag_target(y, d.tgt, tag_format, tags) for y in targets],
         [alignments.tagged(x, tag_format, reverse) for x in line_links],
     )
 
@@ -168,26 +241,35 @@ def fairseq_preprocess(raw: Path, dest: Path, dictionary: Path, align: bool = Fa
     """fairseq-preprocess (in-process) of ``train``/``valid.src-tgt.{src,tgt}`` under `raw`
     into the data-bin `dest`, both sides with the one `dictionary`, and with `align` the
     ``.align`` link files beside them."""
-    from fairseq import options
-    from fairseq_cli.preprocess import main
-
-    args = options.get_preprocessing_parser().parse_args(
+    run_preprocess(
         [
             "--source-lang=src",
             "--target-lang=tgt",
             f"--trainpref={raw / 'train.src-tgt'}",
             f"--validpref={raw / 'valid.src-tgt'}",
-            f"--destdir={dest}",
-            f"--srcdict={dictionary}",
             f"--tgtdict={dictionary}",
-            "--workers=1",
             *([f"--align-suffix={alignments.ALIGN}"] if align else []),
-        ]
+        ],
+        dest,
+        dictionary,
+        "train.src-tgt.src.bin",
+    )
+
+
+def run_preprocess(flags: list[str], dest: Path, dictionary: Path, written: str) -> None:
+    """fairseq-preprocess (in-process, quiet) with `flags` into `dest`, the source side (and
+    any side `flags` gives no other dictionary) with `dictionary`; refuses a run that did not
+    write `dest`/`written`."""
+    from fairseq import options
+    from fairseq_cli.preprocess import main
+
+    args = options.get_preprocessing_parser().parse_args(
+        [*flags, f"--destdir={dest}", f"--srcdict={dictionary}", "--workers=1"]
     )
     with contextlib.redirect_stdout(io.StringIO()):
         main(args)
-    if not (dest / "train.src-tgt.src.bin").exists():
-        raise NmtDataError(f"fairseq-preprocess wrote no training data into {dest}")
+    if not (dest / written).exists():
+        raise NmtDataError(f"fairseq-preprocess wrote no {written} into {dest}")
 
 
 def dictionary_sha256(data_bin: Path) -> str:

@@ -42,7 +42,7 @@ from mlrep.evaluate import retrieval
 from mlrep.nmt import alignments
 from mlrep.nmt.contrastive import encode_sides, tag_lookup
 from mlrep.nmt.data import PIVOT, TEXT, Direction, read_stats, split_directions
-from mlrep.nmt.prepare import Tagged, read_subwords, tag_lines
+from mlrep.nmt.prepare import Tagged, read_subwords, tag_lines, tag_style
 
 
 class RetrievalError(MlrepError):
@@ -161,13 +161,14 @@ def analyse(
     ``metrics`` per pair and their means over pairs, ``pairs`` the counts (and why a pair
     has no word metric), ``directions`` each retrieval's 1 or 0 for a paired bootstrap."""
     languages = read_stats(prepared / TEXT)["languages"]
+    tags = tag_style(prepared)
     is_tag = tag_lookup(dictionary.symbols)
     scored: dict[Direction, Scored] = {}
     for d in split_directions(languages, "valid"):
         src, tgt = read_subwords(prepared, "valid", d)
         path = links / alignments.ALIGN / f"valid.{d.name}"
         line_links = alignments.check_lines(path, src, tgt) if path.exists() else []
-        lines = tag_lines(d, src, tgt, line_links, tag_format, reverse=False)
+        lines = tag_lines(d, src, tgt, line_links, tag_format, reverse=False, tags=tags)
         where = f"{prepared}/sub/valid.{d.name}.{d.src}"
         data = dataset(lines, dictionary, linked=path.exists())
         scored[d] = score(encoder, data, is_tag, batch_tokens, where)

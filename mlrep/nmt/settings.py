@@ -234,3 +234,34 @@ class TokenAccuracySettings:
     """params.yaml ``token_accuracy``: the options of ``mlrep nmt token-accuracy``."""
 
     batch_size: int = field(metadata={"type": positive_int, "help": "pairs per forward pass"})
+
+
+@dataclass(frozen=True)
+class MbartPretrainSettings:
+    """params.yaml ``mbart_pretrain``: the options of ``mlrep nmt mbart-pretrain``, the tiny
+    scale's denoising pre-training of an mBART stand-in (`mlrep.nmt.mbart_pretrain`); the
+    noise defaults are mBART-25's (Liu et al., 2020, §2.2)."""
+
+    arch: str = field(metadata={"help": "the mlrep_transformer_mbart_* size (mbart-init's arch)"})
+    updates: int = field(metadata={"type": positive_int, "help": "updates to train"})
+    lr: float = field(metadata={"help": "peak learning rate (polynomial decay to 0)"})
+    warmup_updates: int = field(metadata={"type": positive_int, "help": "lr warm-up updates"})
+    max_tokens: int = field(metadata={"type": positive_int, "help": "tokens per batch"})
+    tokens_per_sample: int = field(
+        metadata={"type": positive_int, "help": "longest instance (whole sentences packed)"}
+    )
+    valid_lines: int = field(
+        metadata={"type": positive_int, "help": "last lines of each language held out"}
+    )
+    validate_interval_updates: int = field(
+        metadata={"type": positive_int, "help": "updates between validations (the loss curve)"}
+    )
+    seed: int = field(metadata={"help": "training and noise seed"})
+    # omissible: a section without them pre-trains with mBART's noise
+    mask: float = field(
+        default=0.35, metadata={"omissible": True, "help": "share of the words masked"}
+    )
+    poisson_lambda: float = field(
+        default=3.5,
+        metadata={"omissible": True, "type": positive_float, "help": "λ of the span lengths"},
+    )

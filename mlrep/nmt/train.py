@@ -13,13 +13,14 @@ each (params.yaml ``datasets.<name>.gpus``). A job trains data-parallel on every
 (`mlrep.device`) and accumulates gradients (``--update-freq``) where it has fewer, so each
 update sees the thesis's effective batch; ``train.json`` records the plan.
 
-Fine-tuning (Chapter 4) starts from a pre-trained checkpoint (``init``) through fairseq's
-``--finetune-from-model``: on a run's first launch fairseq restores that checkpoint's weights
-and resets its optimiser, lr schedule, meters and data iterator; once the run has its own
-``checkpoint_last.pt``, fairseq resumes from that and ignores ``init`` (fairseq 0.12
-``checkpoint_utils.load_checkpoint``), so preemption and reruns behave as for any run. The
-checkpoint must have been trained with the fine-tuning data's dictionary (`_check_init`):
-fairseq would load another dictionary's embeddings, of the same size, without a word.
+Fine-tuning (Chapter 4; Chapter 5's mBART FT) starts from a pre-trained checkpoint
+(``init``) through fairseq's ``--finetune-from-model``: on a run's first launch fairseq
+restores that checkpoint's weights and resets its optimiser, lr schedule, meters and data
+iterator; once the run has its own ``checkpoint_last.pt``, fairseq resumes from that and
+ignores ``init`` (fairseq 0.12 ``checkpoint_utils.load_checkpoint``), so preemption and
+reruns behave as for any run. The checkpoint must have been trained with the fine-tuning
+data's dictionary (`_check_init`): fairseq would load another dictionary's embeddings, of the
+same size, without a word.
 
 Preemption: SIGUSR1 (SLURM's warning) or SIGTERM is recorded by every training process (the
 parent passes it on to its ranks); before each validate-and-save the ranks agree (all-reduce)
@@ -365,8 +366,8 @@ def _check_init(checkpoint: Path, data_bin: Path, argv: list[str]) -> None:
         raise DictionaryMismatch(f"{checkpoint}: no such checkpoint; pre-train the model first")
     fix = (
         "binarise the fine-tuning data with the dictionary of the data this checkpoint was "
-        "pre-trained on (`mlrep nmt pair-finetune --dict`), or give this pair's pre-trained "
-        "checkpoint"
+        "pre-trained on (`mlrep nmt pair-finetune --dict`; an mBART init's dict.txt: `mlrep "
+        "nmt prepare --dictionary`), or give this pair's pre-trained checkpoint"
     )
     state = _load(checkpoint)
     _check_arch(state, checkpoint, argv, "fine-tune with the arch it was pre-trained with")
@@ -416,6 +417,24 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+def call_fairseq(cfg: Any, threads: int, world_size: int) -> None:
+    """fairseq-train's main on `cfg` in this process (its ranks spawned where `world_size` > 1),
+    each validation logged (`valid_log`); raises `Preempted` when a stop signal came."""
+    from fairseq import checkpoint_utils, distributed_utils
+    from fairseq_cli.train import should_stop_early
+
+    # fairseq keeps the best validation loss on these functions; a second training in the same
+    # process (the benchmark, a notebook) must not inherit the first one's
+    for function in (checkpoint_utils.save_checkpoint, should_stop_early):
+        function.__dict__.pop("best", None)
+    _received.clear()
+    with _recording_signals() as received:
+        # the job's threads shared among its ranks
+        distributed_utils.call_main(cfg, _rank_main, threads=max(1, threads // world_size))
+    if received:
+        raise Preempted(-1, received[0])
+
+
 def train(
     data_bin: Path,
     save_dir: Path,
@@ -428,14 +447,9 @@ def train(
     pre-trained checkpoint `init` where given; returns the summary also written there."""
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     import torch
-    from fairseq import checkpoint_utils, distributed_utils, options
+    from fairseq import options
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
-    from fairseq_cli.train import should_stop_early
 
-    # fairseq keeps the best validation loss on these functions; a second training in the same
-    # process (the benchmark, a notebook) must not inherit the first one's
-    for function in (checkpoint_utils.save_checkpoint, should_stop_early):
-        function.__dict__.pop("best", None)
     devices = visible()
     plan = plan_batch(settings.gpus, settings.max_tokens, devices.world_size)
     torch.set_num_threads(settings.threads)
@@ -456,13 +470,7 @@ def train(
         _check_init(init, data_bin, argv)
     if not resumed:  # a job that died before its first checkpoint left rows of no model
         (save_dir / valid_log.VALID_LOG).unlink(missing_ok=True)
-    _received.clear()
-    with _recording_signals() as received:
-        # the job's threads shared among its ranks
-        threads = max(1, settings.threads // plan.world_size)
-        distributed_utils.call_main(cfg, _rank_main, threads=threads)
-    if received:
-        raise Preempted(-1, received[0])
+    call_fairseq(cfg, settings.threads, plan.world_size)
     state = torch.load(save_dir / LAST, map_location="cpu", weights_only=False)
     extra = state["extra_state"]
     summary = {

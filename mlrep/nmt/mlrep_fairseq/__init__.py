@@ -7,4 +7,5 @@ job's code version (`mlrep.closure`) covers every model and criterion the plugin
 import mlrep.nmt.contrastive
 import mlrep.nmt.interlingua
 import mlrep.nmt.mbart
+import mlrep.nmt.mbart_pretrain
 import mlrep.nmt.model  # noqa: F401
