@@ -13,6 +13,8 @@ English steps take the user's own KNP / Enju output of each file (PATHS.external
 instead of running GiNZA / spaCy.
 """
 
+import functools
+
 from mlrep.text import plan as preprocess_plan
 
 PRE = CFG["preprocess"]
@@ -37,6 +39,9 @@ PRE_SHARD = {
     for stage in ("tok", "bunsetsu", "parse")
 }
 PRE_SHARD_LOG = f"{PRE_NAME}.{{shard}}" if PRE_SHARDS > 1 else PRE_NAME
+# A job's shard: the wildcard, a pattern rather than a function (Snakemake inspects a
+# function's signature again for each of the ~30k shard jobs of a full-scale plan).
+PRE_SHARD_PARAM = "{shard}" if PRE_SHARDS > 1 else 0
 PRE_OUT = {
     stage: str(PATHS.preprocessed("{dataset}", stage) / PRE_NAME)
     for stage in ("tok", "parse", "hf")
@@ -50,6 +55,27 @@ PRE_WILDCARDS = {
     "setting": r"[a-z][a-z0-9_]*",
     "model": rf"{preprocess_plan.LANGUAGE}-{preprocess_plan.LANGUAGE}|{preprocess_plan.JOINT_MODEL}",
 }
+
+
+# What the shard jobs of one corpus file read, worked out once per file: its
+# `preprocess.shards` jobs (64 at full scale) all ask while Snakemake plans. PRE and PATHS
+# are fixed for the run, so the wildcards are the whole key.
+@functools.cache
+def pre_inputs(dataset, split, pair, lang, analysed=False):
+    """`preprocess_plan.inputs` of one file (Snakemake only reads the mapping)."""
+    return preprocess_plan.inputs(PRE, PATHS, dataset, split, pair, lang, analysed)
+
+
+@functools.cache
+def pre_source(dataset, split, pair, lang):
+    """The corpus file one side of a split is read from (`preprocess_plan.source`)."""
+    return preprocess_plan.source(PRE, PATHS, dataset, split, pair, lang)[1]
+
+
+@functools.cache
+def pre_steps(dataset, lang):
+    """The `--steps` flags of a dataset's language (`preprocess_plan.steps`)."""
+    return flags_from({"steps": preprocess_plan.steps(PRE, dataset, lang)})
 
 
 wildcard_constraints:
@@ -72,11 +98,7 @@ ruleorder: tokenize_shard > segment_ja_shard
 rule tokenize_shard:
     """Moses normalisation + tokenization of one shard (languages not segmented)."""
     input:
-        unpack(
-            lambda w: preprocess_plan.inputs(
-                PRE, PATHS, w.dataset, w.split, w.pair, w.lang
-            )
-        ),
+        unpack(lambda w: pre_inputs(w.dataset, w.split, w.pair, w.lang)),
     output:
         text=PRE_SHARD["tok"],
         meta=f"{PRE_SHARD['tok']}.meta.json",
@@ -92,14 +114,10 @@ rule tokenize_shard:
         **job_resources("default"),
     params:
         code=code_version("text tokenize"),
-        source=lambda w: preprocess_plan.source(
-            PRE, PATHS, w.dataset, w.split, w.pair, w.lang
-        )[1],
-        steps=lambda w: flags_from(
-            {"steps": preprocess_plan.steps(PRE, w.dataset, w.lang)}
-        ),
+        source=lambda w: pre_source(w.dataset, w.split, w.pair, w.lang),
+        steps=lambda w: pre_steps(w.dataset, w.lang),
         flags=f"{PRE_TOKENIZE} {PRE_FLAGS} {PRE_CAP}",
-        shard=lambda w: w.get("shard", 0),
+        shard=PRE_SHARD_PARAM,
         shards=PRE_SHARDS,
         scale=CFG["scale"],
     shell:
@@ -111,11 +129,7 @@ rule tokenize_shard:
 rule segment_shard:
     """Word segmentation of one shard: zh (jieba), ko (kiwi), my and km (rules)."""
     input:
-        unpack(
-            lambda w: preprocess_plan.inputs(
-                PRE, PATHS, w.dataset, w.split, w.pair, w.lang
-            )
-        ),
+        unpack(lambda w: pre_inputs(w.dataset, w.split, w.pair, w.lang)),
     output:
         text=PRE_SHARD["tok"],
         meta=f"{PRE_SHARD['tok']}.meta.json",
@@ -131,11 +145,9 @@ rule segment_shard:
         **job_resources("default"),
     params:
         code=code_version("text segment"),
-        source=lambda w: preprocess_plan.source(
-            PRE, PATHS, w.dataset, w.split, w.pair, w.lang
-        )[1],
+        source=lambda w: pre_source(w.dataset, w.split, w.pair, w.lang),
         flags=f"{PRE_FLAGS} {PRE_CAP}",
-        shard=lambda w: w.get("shard", 0),
+        shard=PRE_SHARD_PARAM,
         shards=PRE_SHARDS,
         scale=CFG["scale"],
     shell:
@@ -147,11 +159,7 @@ rule segment_shard:
 rule segment_ja_shard:
     """Japanese words and bunsetsu spans of one shard (GiNZA, or the user's KNP output)."""
     input:
-        unpack(
-            lambda w: preprocess_plan.inputs(
-                PRE, PATHS, w.dataset, w.split, w.pair, w.lang, analysed=True
-            )
-        ),
+        unpack(lambda w: pre_inputs(w.dataset, w.split, w.pair, w.lang, analysed=True)),
     output:
         text=PRE_SHARD["tok"],
         meta=f"{PRE_SHARD['tok']}.meta.json",
@@ -169,12 +177,10 @@ rule segment_ja_shard:
         **job_resources("default"),
     params:
         code=code_version("text segment"),
-        source=lambda w: preprocess_plan.source(
-            PRE, PATHS, w.dataset, w.split, w.pair, w.lang
-        )[1],
+        source=lambda w: pre_source(w.dataset, w.split, w.pair, w.lang),
         external=lambda w, input: (f"--knp {input.knp}" if PRE_EXTERNAL["ja"] else ""),
         flags=f"{PRE_BUNSETSU} {PRE_FLAGS} {PRE_CAP}",
-        shard=lambda w: w.get("shard", 0),
+        shard=PRE_SHARD_PARAM,
         shards=PRE_SHARDS,
         scale=CFG["scale"],
     shell:
@@ -187,11 +193,7 @@ rule parse_shard:
     """English trees of one shard (spaCy dependencies made Enju-shaped, or the user's Enju
     output) as JSON lines, with the verb arguments head finalization may mark."""
     input:
-        unpack(
-            lambda w: preprocess_plan.inputs(
-                PRE, PATHS, w.dataset, w.split, w.pair, w.lang, analysed=True
-            )
-        ),
+        unpack(lambda w: pre_inputs(w.dataset, w.split, w.pair, w.lang, analysed=True)),
     output:
         text=PRE_SHARD["parse"],
         meta=f"{PRE_SHARD['parse']}.meta.json",
@@ -207,12 +209,10 @@ rule parse_shard:
         **job_resources("default"),
     params:
         code=code_version("text parse"),
-        source=lambda w: preprocess_plan.source(
-            PRE, PATHS, w.dataset, w.split, w.pair, w.lang
-        )[1],
+        source=lambda w: pre_source(w.dataset, w.split, w.pair, w.lang),
         external=lambda w, input: (f"--enju {input.enju}" if PRE_EXTERNAL["en"] else ""),
         flags=f"{PRE_FLAGS} {PRE_CAP}",
-        shard=lambda w: w.get("shard", 0),
+        shard=PRE_SHARD_PARAM,
         shards=PRE_SHARDS,
         scale=CFG["scale"],
     shell:
@@ -226,8 +226,12 @@ if PRE_SHARDS > 1:
     rule gather_text:
         """Join the shards of one preprocessing output in order, summing their counts."""
         input:
-            lambda w: [
-                str(PATHS.preprocess_shard(w.dataset, w.stage, w.name, i, PRE_SHARDS))
+            [
+                str(
+                    PATHS.preprocess_shard(
+                        "{dataset}", "{stage}", "{name}", i, PRE_SHARDS
+                    )
+                )
                 for i in range(PRE_SHARDS)
             ],
         output:
