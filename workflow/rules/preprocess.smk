@@ -13,13 +13,13 @@ English steps take the user's own KNP / Enju output of each file (PATHS.external
 instead of running GiNZA / spaCy.
 """
 
-import functools
-
 from mlrep.text import plan as preprocess_plan
 
 PRE = CFG["preprocess"]
 PRE_SHARDS = PRE["shards"]
 PRE_SEGMENTED = PRE["segment"]["languages"]
+# what the shard jobs of a corpus file read: looked up once for its (at full scale 64) jobs
+PRE_FILES = preprocess_plan.FileLookups(PRE, PATHS)
 PRE_FLAGS = flags_from({"max_chars": PRE["max_chars"]})
 PRE_TOKENIZE = flags_from(PRE["tokenize"])
 # The user's own KNP / Enju output replaces GiNZA / spaCy when the section says so.
@@ -57,27 +57,6 @@ PRE_WILDCARDS = {
 }
 
 
-# What the shard jobs of one corpus file read, worked out once per file: its
-# `preprocess.shards` jobs (64 at full scale) all ask while Snakemake plans. PRE and PATHS
-# are fixed for the run, so the wildcards are the whole key.
-@functools.cache
-def pre_inputs(dataset, split, pair, lang, analysed=False):
-    """`preprocess_plan.inputs` of one file (Snakemake only reads the mapping)."""
-    return preprocess_plan.inputs(PRE, PATHS, dataset, split, pair, lang, analysed)
-
-
-@functools.cache
-def pre_source(dataset, split, pair, lang):
-    """The corpus file one side of a split is read from (`preprocess_plan.source`)."""
-    return preprocess_plan.source(PRE, PATHS, dataset, split, pair, lang)[1]
-
-
-@functools.cache
-def pre_steps(dataset, lang):
-    """The `--steps` flags of a dataset's language (`preprocess_plan.steps`)."""
-    return flags_from({"steps": preprocess_plan.steps(PRE, dataset, lang)})
-
-
 wildcard_constraints:
     split="train|valid|test",
     pair=r"[a-z]{2,3}(_[A-Z][a-z]{3})?-[a-z]{2,3}(_[A-Z][a-z]{3})?",
@@ -98,7 +77,7 @@ ruleorder: tokenize_shard > segment_ja_shard
 rule tokenize_shard:
     """Moses normalisation + tokenization of one shard (languages not segmented)."""
     input:
-        unpack(lambda w: pre_inputs(w.dataset, w.split, w.pair, w.lang)),
+        unpack(lambda w: PRE_FILES.inputs(w.dataset, w.split, w.pair, w.lang)),
     output:
         text=PRE_SHARD["tok"],
         meta=f"{PRE_SHARD['tok']}.meta.json",
@@ -114,8 +93,8 @@ rule tokenize_shard:
         **job_resources("default"),
     params:
         code=code_version("text tokenize"),
-        source=lambda w: pre_source(w.dataset, w.split, w.pair, w.lang),
-        steps=lambda w: pre_steps(w.dataset, w.lang),
+        source=lambda w: PRE_FILES.source(w.dataset, w.split, w.pair, w.lang)[1],
+        steps=lambda w: flags_from({"steps": PRE_FILES.steps(w.dataset, w.lang)}),
         flags=f"{PRE_TOKENIZE} {PRE_FLAGS} {PRE_CAP}",
         shard=PRE_SHARD_PARAM,
         shards=PRE_SHARDS,
@@ -129,7 +108,7 @@ rule tokenize_shard:
 rule segment_shard:
     """Word segmentation of one shard: zh (jieba), ko (kiwi), my and km (rules)."""
     input:
-        unpack(lambda w: pre_inputs(w.dataset, w.split, w.pair, w.lang)),
+        unpack(lambda w: PRE_FILES.inputs(w.dataset, w.split, w.pair, w.lang)),
     output:
         text=PRE_SHARD["tok"],
         meta=f"{PRE_SHARD['tok']}.meta.json",
@@ -145,7 +124,7 @@ rule segment_shard:
         **job_resources("default"),
     params:
         code=code_version("text segment"),
-        source=lambda w: pre_source(w.dataset, w.split, w.pair, w.lang),
+        source=lambda w: PRE_FILES.source(w.dataset, w.split, w.pair, w.lang)[1],
         flags=f"{PRE_FLAGS} {PRE_CAP}",
         shard=PRE_SHARD_PARAM,
         shards=PRE_SHARDS,
@@ -159,7 +138,11 @@ rule segment_shard:
 rule segment_ja_shard:
     """Japanese words and bunsetsu spans of one shard (GiNZA, or the user's KNP output)."""
     input:
-        unpack(lambda w: pre_inputs(w.dataset, w.split, w.pair, w.lang, analysed=True)),
+        unpack(
+            lambda w: PRE_FILES.inputs(
+                w.dataset, w.split, w.pair, w.lang, analysed=True
+            )
+        ),
     output:
         text=PRE_SHARD["tok"],
         meta=f"{PRE_SHARD['tok']}.meta.json",
@@ -177,7 +160,7 @@ rule segment_ja_shard:
         **job_resources("default"),
     params:
         code=code_version("text segment"),
-        source=lambda w: pre_source(w.dataset, w.split, w.pair, w.lang),
+        source=lambda w: PRE_FILES.source(w.dataset, w.split, w.pair, w.lang)[1],
         external=lambda w, input: (f"--knp {input.knp}" if PRE_EXTERNAL["ja"] else ""),
         flags=f"{PRE_BUNSETSU} {PRE_FLAGS} {PRE_CAP}",
         shard=PRE_SHARD_PARAM,
@@ -193,7 +176,11 @@ rule parse_shard:
     """English trees of one shard (spaCy dependencies made Enju-shaped, or the user's Enju
     output) as JSON lines, with the verb arguments head finalization may mark."""
     input:
-        unpack(lambda w: pre_inputs(w.dataset, w.split, w.pair, w.lang, analysed=True)),
+        unpack(
+            lambda w: PRE_FILES.inputs(
+                w.dataset, w.split, w.pair, w.lang, analysed=True
+            )
+        ),
     output:
         text=PRE_SHARD["parse"],
         meta=f"{PRE_SHARD['parse']}.meta.json",
@@ -209,7 +196,7 @@ rule parse_shard:
         **job_resources("default"),
     params:
         code=code_version("text parse"),
-        source=lambda w: pre_source(w.dataset, w.split, w.pair, w.lang),
+        source=lambda w: PRE_FILES.source(w.dataset, w.split, w.pair, w.lang)[1],
         external=lambda w, input: (f"--enju {input.enju}" if PRE_EXTERNAL["en"] else ""),
         flags=f"{PRE_FLAGS} {PRE_CAP}",
         shard=PRE_SHARD_PARAM,
@@ -226,6 +213,7 @@ if PRE_SHARDS > 1:
     rule gather_text:
         """Join the shards of one preprocessing output in order, summing their counts."""
         input:
+            # patterns, not a function of the wildcards: one call less per job to plan
             [
                 str(
                     PATHS.preprocess_shard(
