@@ -99,6 +99,7 @@ class Package:
         self.name = self.directory.name
         self.root = self.directory.parent  # closure paths are relative to it (the repository)
         self._trees: dict[Path, ast.Module] = {}
+        self._module_paths: dict[str, Path | None] = {}
         # a whole module's digest and the modules and data files it uses
         self._modules: dict[str, tuple[str, Roots, set[Path]]] = {}
         self._parts: dict[tuple[Path, frozenset[str]], list[ast.AST]] = {}
@@ -110,7 +111,13 @@ class Package:
         self._dumps: dict[ast.AST, str] = {}
 
     def module_path(self, name: str) -> Path | None:
-        """The file of module `name`, or None when it is not a module of this package."""
+        """The file of module `name`, or None when it is not a module of this package (looked
+        up once: the closures ask ~15k times)."""
+        if name not in self._module_paths:
+            self._module_paths[name] = self._find_module(name)
+        return self._module_paths[name]
+
+    def _find_module(self, name: str) -> Path | None:
         parts = name.split(".")
         if parts[0] != self.name or not all(p.isidentifier() for p in parts):
             return None

@@ -121,7 +121,7 @@ def test_preprocess_reads_the_users_knp_and_enju_output(workdir):
 
 def test_each_shard_job_reads_its_own_file_with_its_own_steps_and_shard(workdir):
     """The shard rules look a file's corpus file and steps up once for all its shard jobs
-    (`plan.FileLookups`): each job still gets those of its own dataset, pair, split and
+    (`mlrep.text.lookups`): each job still gets those of its own dataset, pair, split and
     language, and its own shard."""
     path = workdir / "params.yaml"
     params = yaml.safe_load(path.read_text(encoding="utf-8"))

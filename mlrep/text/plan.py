@@ -26,8 +26,7 @@ chapters' models never collide.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -175,29 +174,6 @@ def inputs(
     if tool:
         found[tool] = str(paths.external_analysis(dataset, tool, f"{split}.{pair}.{lang}"))
     return found
-
-
-class FileLookups:
-    """`inputs`, `source` and `steps` of a section's corpus files, each worked out once per
-    file (and language) with the same arguments and result as the functions.
-
-    Each file has `preprocess.shards` shard jobs (64 at full scale) and Snakemake asks each job
-    for its inputs and params while it plans (~35k jobs for ``snakemake preprocess``), so the
-    shard rules ask these. The answers are kept for the `section` and `paths` given here, the
-    run's resolved config, which stays fixed while Snakemake plans: a different config needs a
-    new `FileLookups`. The rules only read what they get back.
-    """
-
-    def __init__(self, section: Mapping[str, Any], paths: Paths) -> None:
-        self.inputs: Callable[..., dict[str, str]] = functools.cache(
-            functools.partial(inputs, section, paths)
-        )
-        self.source: Callable[[str, str, str, str], tuple[Path, Path]] = functools.cache(
-            functools.partial(source, section, paths)
-        )
-        self.steps: Callable[[str, str], list[str]] = functools.cache(
-            functools.partial(steps, section)
-        )
 
 
 def check(section: Mapping[str, Any]) -> None:

@@ -14,12 +14,13 @@ instead of running GiNZA / spaCy.
 """
 
 from mlrep.text import plan as preprocess_plan
+from mlrep.text.lookups import FileLookups
 
 PRE = CFG["preprocess"]
 PRE_SHARDS = PRE["shards"]
 PRE_SEGMENTED = PRE["segment"]["languages"]
 # what the shard jobs of a corpus file read: looked up once for its (at full scale 64) jobs
-PRE_FILES = preprocess_plan.FileLookups(PRE, PATHS)
+PRE_FILES = FileLookups(PRE, PATHS)
 PRE_FLAGS = flags_from({"max_chars": PRE["max_chars"]})
 PRE_TOKENIZE = flags_from(PRE["tokenize"])
 # The user's own KNP / Enju output replaces GiNZA / spaCy when the section says so.
