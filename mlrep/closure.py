@@ -99,13 +99,25 @@ class Package:
         self.name = self.directory.name
         self.root = self.directory.parent  # closure paths are relative to it (the repository)
         self._trees: dict[Path, ast.Module] = {}
+        self._module_paths: dict[str, Path | None] = {}
         # a whole module's digest and the modules and data files it uses
         self._modules: dict[str, tuple[str, Roots, set[Path]]] = {}
         self._parts: dict[tuple[Path, frozenset[str]], list[ast.AST]] = {}
         self._contents: dict[Path, str] = {}
+        # per statement (the unit `_reach` keeps or drops), so that the ~60 verbs that the
+        # rules hash while Snakemake parses them walk and dump each statement once, not once
+        # per verb and per growing set of names reached in its module
+        self._statement_uses: dict[ast.AST, tuple[Roots, set[Path]]] = {}
+        self._dumps: dict[ast.AST, str] = {}
 
     def module_path(self, name: str) -> Path | None:
-        """The file of module `name`, or None when it is not a module of this package."""
+        """The file of module `name`, or None when it is not a module of this package (looked
+        up once: the closures ask ~15k times)."""
+        if name not in self._module_paths:
+            self._module_paths[name] = self._find_module(name)
+        return self._module_paths[name]
+
+    def _find_module(self, name: str) -> Path | None:
         parts = name.split(".")
         if parts[0] != self.name or not all(p.isidentifier() for p in parts):
             return None
@@ -160,7 +172,7 @@ class Package:
             queue.extend((parent, frozenset()) for parent in _parents(name))
             data |= files
         sources = {
-            self._relative(path): _sha256("\n".join(map(ast.dump, self._part(path, names))))
+            self._relative(path): _sha256("\n".join(map(self._dump, self._part(path, names))))
             for name, names in parts.items()
             if name not in whole and (path := self.module_path(name)) is not None
         }
@@ -177,7 +189,8 @@ class Package:
         """A whole module's digest and the modules (and their names) and data files it uses."""
         if name not in self._modules:
             tree = self.tree(path)
-            self._modules[name] = (_sha256(ast.dump(tree)), *self._dependencies(name, path, [tree]))
+            uses = self._dependencies(name, path, tree.body)
+            self._modules[name] = (_sha256(ast.dump(tree)), *uses)
         return self._modules[name]
 
     def _part(self, path: Path, names: frozenset[str]) -> list[ast.AST]:
@@ -188,17 +201,39 @@ class Package:
     def _relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
+    def _dump(self, node: ast.AST) -> str:
+        if node not in self._dumps:
+            self._dumps[node] = ast.dump(node)
+        return self._dumps[node]
+
     def _dependencies(
         self, name: str, path: Path, nodes: Iterable[ast.AST]
     ) -> tuple[Roots, set[Path]]:
-        """The modules (and their names) and data files that `nodes` of module `name` (file
-        `path`) use."""
+        """The modules (and their names) and data files that `nodes` (statements, or the
+        definitions `_reach` picks) of module `name` (file `path`) use."""
+        nodes = list(nodes)
+        if missing := [node for node in nodes if node not in self._statement_uses]:
+            constants = _constants(self.tree(path))
+            for node in missing:
+                self._statement_uses[node] = self._node_dependencies(name, path, node, constants)
+        uses: Roots = {}
+        files: set[Path] = set()
+        for node in nodes:
+            for module, names in self._statement_uses[node][0].items():
+                _use(uses, module, names)
+            files |= self._statement_uses[node][1]
+        return uses, files
+
+    def _node_dependencies(
+        self, name: str, path: Path, top: ast.AST, constants: Mapping[str, ast.expr]
+    ) -> tuple[Roots, set[Path]]:
+        """`_dependencies` of one node: a path expression and its operands lie inside the
+        same statement, so the statements of a module can be looked at one by one."""
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        constants = _constants(self.tree(path))
         uses: Roots = {}
         found: list[tuple[ast.AST, Path]] = []
         inner: set[int] = set()  # operands of a longer path expression
-        for node in (n for top in nodes for n in ast.walk(top)):
+        for node in ast.walk(top):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 for module, names in self._imported(node, package).items():
                     _use(uses, module, names)

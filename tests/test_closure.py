@@ -228,6 +228,20 @@ def test_an_option_default_is_part_of_the_digest_and_its_help_is_not(synth):
     assert synth_verbs(synth, default=1).closure("run").digest == before
 
 
+def test_a_closure_is_the_same_after_other_verbs_filled_the_package_caches(synth):
+    """`Package` keeps what each statement uses and its dump for every verb after: what one
+    verb reached in a module must not leak into the closure of the next."""
+    for order in (["run", "other"], ["other", "run"]):
+        shared = synth_verbs(synth)
+        together = {verb: shared.closure(verb) for verb in order}
+        assert together == {verb: synth_verbs(synth).closure(verb) for verb in order}
+    parser = build_parser()
+    shared = Verbs(parser)
+    names = ["ch2 train", "report build", "nmt train", "data fetch"]
+    together = {verb: shared.closure(verb).sources for verb in names}
+    assert together == {verb: Verbs(parser).closure(verb).sources for verb in names}
+
+
 def test_verbs_and_the_verb_a_shell_command_runs():
     verbs = Verbs(build_parser())
     assert {"nmt train", "align", "align symmetrize", "report build"} <= set(verbs.names())

@@ -11,6 +11,7 @@ from mlrep.cliutil import option_names
 from mlrep.data import registry
 from mlrep.paths import Paths
 from mlrep.text import plan
+from mlrep.text.lookups import FileLookups
 from mlrep.text.subwords import SubwordSettings
 from tests.conftest import REPO
 
@@ -235,3 +236,27 @@ def test_the_users_knp_and_enju_output_are_inputs_of_the_analysing_jobs_only():
     assert plan.inputs(section(), PATHS, *name, "ja", analysed=True) == {
         "corpus": "r/data/tiny_corpus"
     }
+
+
+def test_file_lookups_answer_as_the_functions_do_for_the_config_they_were_made_for():
+    """The shard rules' lookups keep each file's answer: the same as `inputs`, `source` and
+    `steps` give, and those of the section they were made for, not of an earlier one."""
+    tiny, full = section(), section("full")
+    lookups = {name: FileLookups(pre, PATHS) for name, pre in (("tiny", tiny), ("full", full))}
+    file = ("thesis", "valid", "en-ro", "ro")
+    for name, pre in (("tiny", tiny), ("full", full)):
+        for _ in range(2):  # the second answer comes from the cache
+            assert lookups[name].source(*file) == plan.source(pre, PATHS, *file)
+            assert lookups[name].inputs(*file) == plan.inputs(pre, PATHS, *file)
+            assert lookups[name].steps("thesis", "ro") == plan.steps(pre, "thesis", "ro")
+    assert lookups["tiny"].source(*file) != lookups["full"].source(*file)
+    no_steps = {
+        **tiny,
+        "datasets": {**tiny["datasets"], "thesis": {**tiny["datasets"]["thesis"], "steps": {}}},
+    }
+    assert FileLookups(no_steps, PATHS).steps("thesis", "ro") == []
+    assert lookups["tiny"].steps("thesis", "ro") == ["normalise_romanian", "remove_diacritics"]
+    knp = section(segment={**tiny["segment"], "source": "knp"})
+    analysed = ("thesis", "train", "en-ja", "ja")
+    assert "knp" in FileLookups(knp, PATHS).inputs(*analysed, analysed=True)
+    assert "knp" not in lookups["tiny"].inputs(*analysed, analysed=True)

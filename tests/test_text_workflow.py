@@ -5,7 +5,7 @@ import shutil
 
 import yaml
 
-from tests.conftest import REPO, preprocess_tiny_corpus, snakemake
+from tests.conftest import REPO, planned_jobs, preprocess_tiny_corpus, snakemake
 
 JA = ["私は学校へ行きます。", "新しい翻訳を開始する権限がありません", "", "全件表示"]
 EN = ["I go to school.", "You don't have permission to start a new translation", "", "Show all"]
@@ -117,3 +117,34 @@ def test_preprocess_reads_the_users_knp_and_enju_output(workdir):
     hf = recorded[str(out.relative_to(workdir) / "hf/train.en-ja.en")]
     assert hf["parser"].startswith("Enju (read from its XML output resources/parses/")
     assert (hf["drop_articles"], hf["pseudo_particles"]) == (True, True)
+
+
+def test_each_shard_job_reads_its_own_file_with_its_own_steps_and_shard(workdir):
+    """The shard rules look a file's corpus file and steps up once for all its shard jobs
+    (`mlrep.text.lookups`): each job still gets those of its own dataset, pair, split and
+    language, and its own shard."""
+    path = workdir / "params.yaml"
+    params = yaml.safe_load(path.read_text(encoding="utf-8"))
+    params["preprocess"]["shards"] = 2
+    params["preprocess"]["datasets"]["thesis"]["corpora"]["en-ro"] = {
+        "valid": "sacrebleu_wmt16_dev/newsdev2016.en-ro",
+        "test": "sacrebleu_wmt16/newstest2016.en-ro",
+    }
+    path.write_text(yaml.safe_dump(params), encoding="utf-8")
+    sources = {
+        ("thesis", "valid.en-ro.ro"): "sacrebleu_wmt16_dev/newsdev2016.en-ro.ro",
+        ("thesis", "valid.en-ro.en"): "sacrebleu_wmt16_dev/newsdev2016.en-ro.en",
+        ("iwslt", "valid.en-ro.ro"): "tiny_corpus/valid.en-ro.ro",
+    }
+    targets = [f"results/preprocess/{dataset}/tok/{name}" for dataset, name in sources]
+    result = snakemake(workdir, "-n", "-p", *targets)
+    assert result.returncode == 0, result.stderr[-3000:]
+    planned = set()
+    for job in planned_jobs(result.stdout)["tokenize_shard"]:
+        w = job.values("wildcards")
+        key = (w["dataset"], f"{w['split']}.{w['pair']}.{w['lang']}")
+        assert f"--input results/data/{sources[key]} " in job.text
+        assert f"--shard {w['shard']} --shards 2 " in job.text
+        assert ("normalise_romanian" in job.text) == (key == ("thesis", "valid.en-ro.ro"))
+        planned.add((*key, w["shard"]))
+    assert planned == {(*key, shard) for key in sources for shard in "01"}

@@ -14,10 +14,13 @@ instead of running GiNZA / spaCy.
 """
 
 from mlrep.text import plan as preprocess_plan
+from mlrep.text.lookups import FileLookups
 
 PRE = CFG["preprocess"]
 PRE_SHARDS = PRE["shards"]
 PRE_SEGMENTED = PRE["segment"]["languages"]
+# what the shard jobs of a corpus file read: looked up once for its (at full scale 64) jobs
+PRE_FILES = FileLookups(PRE, PATHS)
 PRE_FLAGS = flags_from({"max_chars": PRE["max_chars"]})
 PRE_TOKENIZE = flags_from(PRE["tokenize"])
 # The user's own KNP / Enju output replaces GiNZA / spaCy when the section says so.
@@ -37,6 +40,9 @@ PRE_SHARD = {
     for stage in ("tok", "bunsetsu", "parse")
 }
 PRE_SHARD_LOG = f"{PRE_NAME}.{{shard}}" if PRE_SHARDS > 1 else PRE_NAME
+# A job's shard: the wildcard, a pattern rather than a function (Snakemake inspects a
+# function's signature again for each of the ~30k shard jobs of a full-scale plan).
+PRE_SHARD_PARAM = "{shard}" if PRE_SHARDS > 1 else 0
 PRE_OUT = {
     stage: str(PATHS.preprocessed("{dataset}", stage) / PRE_NAME)
     for stage in ("tok", "parse", "hf")
@@ -72,11 +78,7 @@ ruleorder: tokenize_shard > segment_ja_shard
 rule tokenize_shard:
     """Moses normalisation + tokenization of one shard (languages not segmented)."""
     input:
-        unpack(
-            lambda w: preprocess_plan.inputs(
-                PRE, PATHS, w.dataset, w.split, w.pair, w.lang
-            )
-        ),
+        unpack(lambda w: PRE_FILES.inputs(w.dataset, w.split, w.pair, w.lang)),
     output:
         text=PRE_SHARD["tok"],
         meta=f"{PRE_SHARD['tok']}.meta.json",
@@ -92,14 +94,10 @@ rule tokenize_shard:
         **job_resources("default"),
     params:
         code=code_version("text tokenize"),
-        source=lambda w: preprocess_plan.source(
-            PRE, PATHS, w.dataset, w.split, w.pair, w.lang
-        )[1],
-        steps=lambda w: flags_from(
-            {"steps": preprocess_plan.steps(PRE, w.dataset, w.lang)}
-        ),
+        source=lambda w: PRE_FILES.source(w.dataset, w.split, w.pair, w.lang)[1],
+        steps=lambda w: flags_from({"steps": PRE_FILES.steps(w.dataset, w.lang)}),
         flags=f"{PRE_TOKENIZE} {PRE_FLAGS} {PRE_CAP}",
-        shard=lambda w: w.get("shard", 0),
+        shard=PRE_SHARD_PARAM,
         shards=PRE_SHARDS,
         scale=CFG["scale"],
     shell:
@@ -111,11 +109,7 @@ rule tokenize_shard:
 rule segment_shard:
     """Word segmentation of one shard: zh (jieba), ko (kiwi), my and km (rules)."""
     input:
-        unpack(
-            lambda w: preprocess_plan.inputs(
-                PRE, PATHS, w.dataset, w.split, w.pair, w.lang
-            )
-        ),
+        unpack(lambda w: PRE_FILES.inputs(w.dataset, w.split, w.pair, w.lang)),
     output:
         text=PRE_SHARD["tok"],
         meta=f"{PRE_SHARD['tok']}.meta.json",
@@ -131,11 +125,9 @@ rule segment_shard:
         **job_resources("default"),
     params:
         code=code_version("text segment"),
-        source=lambda w: preprocess_plan.source(
-            PRE, PATHS, w.dataset, w.split, w.pair, w.lang
-        )[1],
+        source=lambda w: PRE_FILES.source(w.dataset, w.split, w.pair, w.lang)[1],
         flags=f"{PRE_FLAGS} {PRE_CAP}",
-        shard=lambda w: w.get("shard", 0),
+        shard=PRE_SHARD_PARAM,
         shards=PRE_SHARDS,
         scale=CFG["scale"],
     shell:
@@ -148,8 +140,8 @@ rule segment_ja_shard:
     """Japanese words and bunsetsu spans of one shard (GiNZA, or the user's KNP output)."""
     input:
         unpack(
-            lambda w: preprocess_plan.inputs(
-                PRE, PATHS, w.dataset, w.split, w.pair, w.lang, analysed=True
+            lambda w: PRE_FILES.inputs(
+                w.dataset, w.split, w.pair, w.lang, analysed=True
             )
         ),
     output:
@@ -169,12 +161,10 @@ rule segment_ja_shard:
         **job_resources("default"),
     params:
         code=code_version("text segment"),
-        source=lambda w: preprocess_plan.source(
-            PRE, PATHS, w.dataset, w.split, w.pair, w.lang
-        )[1],
+        source=lambda w: PRE_FILES.source(w.dataset, w.split, w.pair, w.lang)[1],
         external=lambda w, input: (f"--knp {input.knp}" if PRE_EXTERNAL["ja"] else ""),
         flags=f"{PRE_BUNSETSU} {PRE_FLAGS} {PRE_CAP}",
-        shard=lambda w: w.get("shard", 0),
+        shard=PRE_SHARD_PARAM,
         shards=PRE_SHARDS,
         scale=CFG["scale"],
     shell:
@@ -188,8 +178,8 @@ rule parse_shard:
     output) as JSON lines, with the verb arguments head finalization may mark."""
     input:
         unpack(
-            lambda w: preprocess_plan.inputs(
-                PRE, PATHS, w.dataset, w.split, w.pair, w.lang, analysed=True
+            lambda w: PRE_FILES.inputs(
+                w.dataset, w.split, w.pair, w.lang, analysed=True
             )
         ),
     output:
@@ -207,12 +197,10 @@ rule parse_shard:
         **job_resources("default"),
     params:
         code=code_version("text parse"),
-        source=lambda w: preprocess_plan.source(
-            PRE, PATHS, w.dataset, w.split, w.pair, w.lang
-        )[1],
+        source=lambda w: PRE_FILES.source(w.dataset, w.split, w.pair, w.lang)[1],
         external=lambda w, input: (f"--enju {input.enju}" if PRE_EXTERNAL["en"] else ""),
         flags=f"{PRE_FLAGS} {PRE_CAP}",
-        shard=lambda w: w.get("shard", 0),
+        shard=PRE_SHARD_PARAM,
         shards=PRE_SHARDS,
         scale=CFG["scale"],
     shell:
@@ -226,8 +214,13 @@ if PRE_SHARDS > 1:
     rule gather_text:
         """Join the shards of one preprocessing output in order, summing their counts."""
         input:
-            lambda w: [
-                str(PATHS.preprocess_shard(w.dataset, w.stage, w.name, i, PRE_SHARDS))
+            # patterns, not a function of the wildcards: one call less per job to plan
+            [
+                str(
+                    PATHS.preprocess_shard(
+                        "{dataset}", "{stage}", "{name}", i, PRE_SHARDS
+                    )
+                )
                 for i in range(PRE_SHARDS)
             ],
         output:
