@@ -351,6 +351,8 @@ def test_a_section_without_interlingua_keys_trains_the_plain_transformer():
         "word_projection",
         # +align (Chapter 5): 0 trains without the alignment loss
         "alignment_weight",
+        # early stopping (Chapter 5): 0 trains to max-update / max-epoch
+        "patience",
     }
     del plain["lr"]  # an ordinary key is still required
     with pytest.raises(UsageError, match=r"params\.yaml: ch8: no 'lr'"):
