@@ -95,15 +95,9 @@ def _links(args: argparse.Namespace) -> int:
     with atomic_directory(args.out) as staging:
         folder = staging / alignments.ALIGN
         units = alignments.attach(args.data, languages, args.encoded, args.tokens, links, folder)
+        tags = prepare.tag_style(args.data)
         for tag_format in args.tag_formats:
-            prepare.binarise(
-                args.data,
-                languages,
-                tag_format,
-                staging / tag_format,
-                folder,
-                prepare.tag_style(args.data),
-            )
+            prepare.binarise(args.data, languages, tag_format, staging / tag_format, folder, tags)
         atomic_write_text(
             staging / "stats.json", json.dumps({"units_per_sentence": units}, indent=1) + "\n"
         )

@@ -345,11 +345,11 @@ def _baselines(filled: FilledTable) -> list[str | None]:
     spec = filled.definition.significance
     named = spec.get("baseline") if spec else None
     wanted = [str(b) for b in (named if isinstance(named, list) else [named] if named else [])]
-    current = None if len(wanted) > 1 else (wanted[0] if wanted else None)
+    current = wanted[0] if len(wanted) == 1 else None
     out: list[str | None] = []
     for key in filled.row_keys:
         if key in wanted:
-            current = key if len(wanted) > 1 else current
+            current = key
             out.append(None)
         elif key in filled.definition.reference_rows or current not in filled.row_keys:
             out.append(None)
