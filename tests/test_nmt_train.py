@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 import signal
 import subprocess
 import time
@@ -21,7 +22,7 @@ from mlrep.io import read_lines
 from mlrep.nmt import decode as decode_module
 from mlrep.nmt import valid_log
 from mlrep.nmt.data import directions
-from mlrep.nmt.decode import Translator
+from mlrep.nmt.decode import DecodeError, Translator
 from mlrep.nmt.score import score
 from mlrep.nmt.states import write_all
 from mlrep.nmt.train import BEST, LAST, SUMMARY
@@ -136,6 +137,33 @@ def test_every_test_line_gets_a_hypothesis_when_batches_do_not_divide(runs, prep
         assert len(read_lines(tmp_path / f"{d.name}.sub", ValueError)) == TEST_LINES
 
 
+def test_a_rerun_on_changed_settings_never_resumes_the_old_checkpoints(runs, prepared, tmp_path):  # noqa: F811
+    out = tmp_path / "rerun"
+    shutil.copytree(runs[0], out)
+    changed = dataclasses.replace(settings(max_update=UPDATES), lr=0.001)
+    refused = run(train_command(prepared, out, s=changed))  # by hand: refused, nothing lost
+    assert refused.returncode != 0
+    assert "its checkpoints were trained on other settings" in refused.stderr
+    assert "--on-stale restart" in refused.stderr
+    kept, old = parameters(out / LAST), parameters(runs[0] / LAST)
+    assert all(torch.equal(kept[k], old[k]) for k in old)
+
+    restarted = run([*train_command(prepared, out, s=changed), "--on-stale", "restart"])
+    assert restarted.returncode == 0, restarted.stderr[-3000:]
+    summary = json.loads((out / SUMMARY).read_text())
+    assert not summary["resumed"] and summary["updates"] == UPDATES
+    fresh = run(train_command(prepared, tmp_path / "fresh", s=changed))
+    assert fresh.returncode == 0, fresh.stderr[-3000:]
+    trained, expected = parameters(out / LAST), parameters(tmp_path / "fresh" / LAST)
+    assert all(torch.equal(trained[k], expected[k]) for k in expected)  # as if trained anew
+    assert valid_log.read(out / valid_log.VALID_LOG) == valid_log.read(
+        tmp_path / "fresh" / valid_log.VALID_LOG
+    )
+    # the same settings again: its own checkpoints, resumed
+    again = run([*train_command(prepared, out, s=changed), "--on-stale", "restart"])
+    assert again.returncode == 0 and json.loads((out / SUMMARY).read_text())["resumed"]
+
+
 def test_preempted_run_resumes_to_the_uninterrupted_result(runs, prepared, tmp_path):  # noqa: F811
     out = tmp_path / "preempted"
     process = subprocess.Popen(
@@ -188,6 +216,23 @@ def test_pivot_decodes_zero_shot_through_english_with_the_same_model(runs, prepa
     assert read_lines(tmp_path / "pivot/it-nl.hyp", ValueError) == expected
     summary = json.loads((tmp_path / "pivot/translate.json").read_text())
     assert summary["pivot"] == "en" and summary["lines"]["it-nl"] == TEST_LINES
+
+
+def test_supervised_decoding_translates_the_english_centric_directions_as_a_full_pass(
+    runs,
+    prepared,  # noqa: F811
+    tmp_path,
+):
+    decode(prepared, runs[0], tmp_path / "all")
+    translator = Translator(runs[0] / BEST, prepared / "s-enc-t-dec/bin", "s-enc-t-dec")
+    translate(translator, prepared, tmp_path / "sup", BEAM, supervised=True)
+    names = sorted(p.name for p in (tmp_path / "sup").glob("*.hyp"))
+    assert names == sorted(f"{d.name}.hyp" for d in directions(LANGUAGES) if not d.zero_shot)
+    for name in names:  # the same hypotheses as decoding every direction gives them
+        assert (tmp_path / "sup" / name).read_text() == (tmp_path / "all" / name).read_text()
+    assert json.loads((tmp_path / "sup/translate.json").read_text())["supervised"] is True
+    with pytest.raises(DecodeError, match="choose one"):
+        translate(translator, prepared, tmp_path / "x", BEAM, pivot=True, supervised=True)
 
 
 def test_states_follow_the_analyses_contract(runs, prepared, tmp_path):  # noqa: F811

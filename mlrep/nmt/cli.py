@@ -148,13 +148,25 @@ def _train_settings(args: argparse.Namespace, sections: tuple[str, ...]):
     return settings_from(args, TrainSettings, sections, seed=args.seed, threads=args.threads)
 
 
+def _add_on_stale(parser: argparse.ArgumentParser) -> None:
+    from mlrep.nmt.settings import ON_STALE
+
+    parser.add_argument(
+        "--on-stale",
+        choices=ON_STALE,
+        default=ON_STALE[0],
+        help="checkpoints in --out trained on other settings or data: refuse them, or delete "
+        "them and train anew (the workflow's rules, which rerun a run whose inputs changed)",
+    )
+
+
 def _run_training(args: argparse.Namespace, data_bin: Path, variant, settings, scale: str) -> int:
     """Train `settings` on `data_bin` into ``--out`` (from ``--init`` where the verb has it),
     record and print the run."""
     from mlrep.nmt.train import train
 
     init = getattr(args, "init", None)
-    summary = train(data_bin, args.out, args.name, variant, settings, init)
+    summary = train(data_bin, args.out, args.name, variant, settings, init, args.on_stale)
     record(args.out, "nmt train", {"scale": scale, args.section: {"train": summary["settings"]}})
     print(json.dumps({k: summary[k] for k in ("system", "updates", "best_valid_loss")}))
     return 0
@@ -254,7 +266,13 @@ def _translate(args: argparse.Namespace) -> int:
     scale, decode, translator, beam = _translator(args)
     with atomic_directory(args.out) as staging:
         summary = translate(
-            translator, args.data, staging, beam, pivot=args.pivot, gold_length=args.gold_length
+            translator,
+            args.data,
+            staging,
+            beam,
+            pivot=args.pivot,
+            gold_length=args.gold_length,
+            supervised=args.supervised,
         )
         record(staging, "nmt translate", {"scale": scale, args.section: {"decode": decode}})
     print(json.dumps({"lines": sum(summary["lines"].values()), "pivot": args.pivot}))
@@ -705,6 +723,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     trn.add_argument("--seed", type=int, required=True)
     trn.add_argument("--out", type=Path, required=True, help="checkpoint folder")
+    _add_on_stale(trn)
     add_options(trn, TrainSettings, skip=TRAIN_VERB_SET)
     trn.set_defaults(func=_train)
 
@@ -724,6 +743,11 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         type=boolean,
         default=False,
         help="X→en directions only, at the English reference's interlingua length (var models)",
+    )
+    tr.add_argument(
+        "--supervised",
+        action="store_true",
+        help="the English-centric directions only (a chapter that evaluates no zero-shot)",
     )
     tr.set_defaults(func=_translate)
 
@@ -944,6 +968,7 @@ def _register_pair(
     )
     trn.add_argument("--seed", type=int, required=True)
     trn.add_argument("--out", type=Path, required=True, help="checkpoint folder")
+    _add_on_stale(trn)
     add_options(trn, TrainSettings, skip=TRAIN_VERB_SET)
     trn.set_defaults(func=_pair_train)
 

@@ -11,6 +11,10 @@ from typing import Any, Literal
 
 from mlrep.cliutil import option_names, positive_float, positive_int
 
+# what `mlrep nmt train` does with checkpoints in its folder that were trained on other
+# settings or data (`mlrep.nmt.train`): refuse them, or delete them and train anew
+ON_STALE = ("refuse", "restart")
+
 
 @dataclass(frozen=True)
 class DataSettings:

@@ -45,7 +45,7 @@ from typing import Any
 
 from mlrep.device import BatchPlan, plan_batch, visible
 from mlrep.errors import MlrepError
-from mlrep.io import atomic_write_text
+from mlrep.io import atomic_write_text, sha256_file
 from mlrep.nmt import valid_log
 from mlrep.nmt.contrastive import CONTRASTIVE
 from mlrep.nmt.data import NmtDataError
@@ -68,6 +68,9 @@ from mlrep.train.signals import STOP_SIGNALS
 SUMMARY = "train.json"
 BEST = "checkpoint_best.pt"
 LAST = "checkpoint_last.pt"
+IDENTITY = "run.json"  # what the folder's checkpoints were trained on (`run_identity`)
+# settings that change how a run is executed, not what it learns: a resume may differ in them
+OPERATIONAL = frozenset({"threads"})
 
 
 SHAPES = {**ARCHITECTURES, **MBART_ARCHITECTURES}  # every arch `arch` may name: its size
@@ -346,6 +349,51 @@ def _check_arch(state: dict, checkpoint: Path, argv: list[str], fix: str) -> Non
         )
 
 
+def run_identity(
+    data_bin: Path, variant: Variant, settings: TrainSettings, init: Path | None
+) -> dict[str, Any]:
+    """What a run's checkpoints depend on: its settings (less `OPERATIONAL`), model variant,
+    dictionary, training data (fairseq's index files, which hold every line's length) and
+    starting point. Paths are left out, so a moved or copied project resumes as before."""
+    return {
+        "settings": {k: v for k, v in asdict(settings).items() if k not in OPERATIONAL},
+        "variant": variant.fairseq_flags(),
+        "dictionary": dictionary_sha256(data_bin),
+        "train_data": {p.name: sha256_file(p) for p in sorted(data_bin.glob("train.*.idx"))},
+        "init": init and sha256_file(init),
+    }
+
+
+class StaleRun(MlrepError):
+    """A checkpoint folder whose checkpoints were trained on other settings or data."""
+
+
+def _handle_stale(save_dir: Path, identity: dict[str, Any], on_stale: str) -> None:
+    """Resume only checkpoints trained on `identity`. A folder whose recorded identity differs
+    is refused (`on_stale` "refuse": a run by hand into the wrong folder) or emptied of its
+    checkpoints and validation log to train anew ("restart": the workflow's rules, whose job
+    Snakemake reruns because the run's settings or data changed; resuming would continue the
+    old run, or fail on its shapes). Under "restart", checkpoints with no record (written
+    before runs recorded one) count as stale too; under "refuse" they resume as before,
+    architecture-checked (`_check_resumable`)."""
+    recorded = save_dir / IDENTITY
+    if not (save_dir / LAST).exists():
+        return
+    old = json.loads(recorded.read_text(encoding="utf-8")) if recorded.exists() else None
+    if old == identity or (old is None and on_stale == "refuse"):
+        return
+    differs = sorted(k for k in identity if old is None or old.get(k) != identity[k])
+    if on_stale == "refuse":
+        raise StaleRun(
+            f"{save_dir}: its checkpoints were trained on other {', '.join(differs)} "
+            f"({recorded}): train into an empty folder, delete the old run, or pass "
+            "--on-stale restart to replace it"
+        )
+    for path in [*save_dir.glob("checkpoint*.pt"), save_dir / valid_log.VALID_LOG, recorded]:
+        path.unlink(missing_ok=True)
+    print(f"{save_dir}: stale checkpoints ({', '.join(differs)} changed) deleted", flush=True)
+
+
 def _check_resumable(checkpoint: Path, argv: list[str]) -> None:
     fix = "train into an empty folder (or delete the old run)"
     _check_arch(_load(checkpoint), checkpoint, argv, fix)
@@ -442,9 +490,12 @@ def train(
     variant: Variant,
     settings: TrainSettings,
     init: Path | None = None,
+    on_stale: str = "refuse",
 ) -> dict:
     """Train (or resume) the model `name` (a run's name, recorded in ``train.json``), from the
-    pre-trained checkpoint `init` where given; returns the summary also written there."""
+    pre-trained checkpoint `init` where given; returns the summary also written there.
+    `on_stale`: what to do with checkpoints in `save_dir` of other settings or data
+    (`_handle_stale`)."""
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     import torch
     from fairseq import options
@@ -463,6 +514,8 @@ def train(
         argv.append(f"--distributed-init-method=tcp://localhost:{_free_port()}")
     cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, argv))
     _check_alignments(data_bin, settings)
+    identity = run_identity(data_bin, variant, settings, init if init and init.exists() else None)
+    _handle_stale(save_dir, identity, on_stale)
     resumed = (save_dir / LAST).exists()
     if resumed:
         _check_resumable(save_dir / LAST, argv)
@@ -470,6 +523,8 @@ def train(
         _check_init(init, data_bin, argv)
     if not resumed:  # a job that died before its first checkpoint left rows of no model
         (save_dir / valid_log.VALID_LOG).unlink(missing_ok=True)
+        save_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(save_dir / IDENTITY, json.dumps(identity, indent=2) + "\n")
     call_fairseq(cfg, settings.threads, plan.world_size)
     state = torch.load(save_dir / LAST, map_location="cpu", weights_only=False)
     extra = state["extra_state"]

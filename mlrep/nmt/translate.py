@@ -29,12 +29,18 @@ def hypothesis_path(folder: Path, d: Direction, suffix: str = "hyp") -> Path:
     return folder / f"{d.name}.{suffix}"
 
 
-def _wanted(languages: list[str], pivot: bool, gold_length: bool) -> list[Direction]:
-    if pivot and gold_length:
-        raise DecodeError("pivot and gold-length decoding are separate runs: choose one")
+def _wanted(
+    languages: list[str], pivot: bool, gold_length: bool, supervised: bool
+) -> list[Direction]:
+    if pivot + gold_length + supervised > 1:
+        raise DecodeError(
+            "pivot, gold-length and supervised-only decoding are separate runs: choose one"
+        )
     every = directions(languages)
     if gold_length:
         return [d for d in every if d.tgt == PIVOT and not d.zero_shot]
+    if supervised:
+        return [d for d in every if not d.zero_shot]
     return [d for d in every if d.zero_shot or not pivot]
 
 
@@ -45,11 +51,13 @@ def translate(
     beam: BeamSettings,
     pivot: bool = False,
     gold_length: bool = False,
+    supervised: bool = False,
 ) -> dict:
     """Decode the test set (every direction, with `pivot` the zero-shot ones via English, with
-    `gold_length` the X→en ones at their references' lengths)."""
+    `gold_length` the X→en ones at their references' lengths, with `supervised` the
+    English-centric ones only: a chapter that evaluates no zero-shot direction decodes none)."""
     languages = read_stats(prepared / "text")["languages"]
-    wanted = _wanted(languages, pivot, gold_length)
+    wanted = _wanted(languages, pivot, gold_length, supervised)
     pairs = {d: read_subwords(prepared, "test", d) for d in wanted}
     tests = {d: src for d, (src, _) in pairs.items()}
     sources = [line for d in wanted for line in tests[d]]
@@ -77,6 +85,7 @@ def translate(
     summary = {
         "pivot": PIVOT if pivot else None,
         "gold_length": gold_length,
+        "supervised": supervised,
         "lines": counts,
         **beam.__dict__,
     }

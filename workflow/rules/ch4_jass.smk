@@ -348,10 +348,12 @@ rule ch4_pretrain:
         out=lambda w, output: os.path.dirname(output[0]),
         flags=flags_from(CH4[ch4_training.PRETRAIN]),
         scale=CFG["scale"],
-    # exec: the trainer is the job step's task, so SLURM's USR1/TERM reach it first
+    # exec: the trainer is the job step's task, so SLURM's USR1/TERM reach it first. A rerun
+    # resumes its own checkpoints; those of changed settings or data are replaced (--on-stale)
     shell:
         "exec mlrep nmt pair-train --section {params.section} --stage {params.stage} "
         "--data {input} --name {wildcards.run} --seed {wildcards.seed} --out {params.out} "
+        "--on-stale restart "
         "--threads {threads} --scale {params.scale} {params.flags} > {log} 2>&1"
 
 

@@ -144,10 +144,12 @@ rule ch8_train:
         flags=flags_from(CH8["train"]),
         scale=CFG["scale"],
     # exec: the trainer is the job step's task, so SLURM's USR1/TERM reach it first and no
-    # shell dies of them before the checkpoint is saved (mlrep/train/checkpoint.py)
+    # shell dies of them before the checkpoint is saved (mlrep/train/checkpoint.py). A rerun
+    # resumes its own checkpoints; those of changed settings or data are replaced (--on-stale)
     shell:
         "exec mlrep nmt train --section {params.section} --data {input} --dataset {wildcards.dataset} "
         "--name {wildcards.run} {params.system} --seed {wildcards.seed} --out {params.out} "
+        "--on-stale restart "
         "--threads {threads} --scale {params.scale} {params.dataset_flags} {params.flags} "
         "> {log} 2>&1"
 

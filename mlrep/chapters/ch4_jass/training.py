@@ -375,6 +375,7 @@ def finetune_steps(
                     data=data_bin,
                     name=run_id,
                     out=folder,
+                    on_stale="restart",  # the job reruns when a fine-tune's inputs changed
                     **common,
                     **init,
                 )
