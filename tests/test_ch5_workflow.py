@@ -1,40 +1,20 @@
-"""Chapter 5 (landing) through Snakemake: the 222_en-ja system trimmed, its baseline and a run
-of each addition that reads word links, end to end (SentencePiece data → w2w and FA links →
-train → decode → tokenized BLEU → validation retrieval P@1 → metrics.json)."""
+"""Chapter 5 through Snakemake: the 222_en-ja system trimmed (tests/tiny_runs.py), its baseline
+and a run of each addition that reads word links, end to end (SentencePiece data → w2w and FA
+links → train → decode → tokenized BLEU → validation retrieval P@1 → metrics.json)."""
 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from mlrep.nmt.valid_log import read
-from tests.conftest import snakemake
-from tests.tiny_runs import PROJECT_FILES, PROJECT_TREES, jobs_run, set_params
+from tests.tiny_runs import CHAPTER_TRIMS
 
-CORPUS = "results/data/tiny_corpus"
+TRIM = CHAPTER_TRIMS["ch5_wordcl"]
 SYSTEM = "222_en-ja"
-METHODS = ["mlsc", "mlsc-align", "mlsc-w2w", "mlsc-fa"]
-# a handful of updates on a few hundred pairs: every rule runs for real
-TRIM = {
-    "preprocess.subwords.settings.ch5_wordcl.pairs": ["en-ja"],
-    "preprocess.subwords.settings.ch5_wordcl.vocab_size": 1000,  # what en-ja's lines hold
-    "ch5_wordcl.run_systems": [SYSTEM],
-    "ch5_wordcl.methods": METHODS,
-    "ch5_wordcl.data": {
-        "max_train": 200,
-        "max_valid": 20,
-        "max_test": 20,
-        "max_length": 256,
-        "sampling_temperature": 1.5,
-    },
-    "ch5_wordcl.train.max_update": 8,
-    "ch5_wordcl.train.warmup_updates": 2,
-    "ch5_wordcl.train.save_interval_updates": 4,
-    "ch5_wordcl.decode.max_len_b": 4,
-}
+METHODS = TRIM["ch5_wordcl.methods"]
 RULES = {
     "tokenize_shard",
     "segment_ja_shard",
@@ -54,24 +34,17 @@ RULES = {
     "ch5_score",
     "ch5_retrieval",
     "ch5_metrics",
-    "ch5_runs",
+    "ch5_wordcl",
+    # the report the chapter target renders
+    "report",
 }
 
 
 @pytest.fixture(scope="module")
-def ch5(tiny_project, tmp_path_factory) -> tuple[Path, dict[str, int]]:
-    """A project of the session's workflow and tiny corpus, trimmed to the 222 system, with
-    `ch5_runs` built; returns it and the jobs each rule ran."""
-    root = tmp_path_factory.mktemp("ch5")
-    for name in PROJECT_FILES:
-        shutil.copy2(tiny_project.root / name, root / name)
-    for name in PROJECT_TREES:
-        shutil.copytree(tiny_project.root / name, root / name)
-    shutil.copytree(tiny_project.root / CORPUS, root / CORPUS, symlinks=True)
-    set_params(root, TRIM)
-    result = snakemake(root, "--cores", "2", "ch5_runs", timeout=1200)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-4000:]
-    return root, jobs_run(result.stdout + result.stderr)
+def ch5(tiny_project, ch5_run) -> tuple[Path, dict[str, int]]:
+    """The session's project with the chapter target built (trimmed to the 222 system,
+    tests/tiny_runs.py); returns it and the jobs each rule of the target ran."""
+    return tiny_project.root, tiny_project.ran["ch5_wordcl"]
 
 
 def run_folder(root: Path, method: str) -> Path:

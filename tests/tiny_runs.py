@@ -97,6 +97,25 @@ CHAPTER_TRIMS: dict[str, dict[str, Any]] = {
         "ch4_jass.finetune.max_update": 4,
         "ch4_jass.finetune.warmup_updates": 2,
     },
+    "ch5_wordcl": {
+        # the 222 system (en-ja), its baseline and each addition that reads word links; a
+        # handful of updates on a few hundred pairs: every rule runs for real
+        "preprocess.subwords.settings.ch5_wordcl.pairs": ["en-ja"],
+        "preprocess.subwords.settings.ch5_wordcl.vocab_size": 1000,  # what en-ja's lines hold
+        "ch5_wordcl.run_systems": ["222_en-ja"],
+        "ch5_wordcl.methods": ["mlsc", "mlsc-align", "mlsc-w2w", "mlsc-fa"],
+        "ch5_wordcl.data": {
+            "max_train": 200,
+            "max_valid": 20,
+            "max_test": 20,
+            "max_length": 256,
+            "sampling_temperature": 1.5,
+        },
+        "ch5_wordcl.train.max_update": 8,
+        "ch5_wordcl.train.warmup_updates": 2,
+        "ch5_wordcl.train.save_interval_updates": 4,
+        "ch5_wordcl.decode.max_len_b": 4,
+    },
     "ch7_interlingua": {
         "preprocess.subwords.settings.opus.merges": 300,
         "ch7_interlingua.run_datasets": ["opus"],
@@ -343,6 +362,12 @@ def onealigner_run(tiny_project) -> Path:
 def ch4_run(tiny_project) -> Path:
     """results/ch4_jass of the shared project, every run trained once for the session."""
     return tiny_project.chapter("ch4_jass")
+
+
+@pytest.fixture(scope="session")
+def ch5_run(tiny_project) -> Path:
+    """results/ch5_wordcl of the shared project, every run trained once for the session."""
+    return tiny_project.chapter("ch5_wordcl")
 
 
 @pytest.fixture(scope="session")

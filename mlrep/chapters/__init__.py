@@ -88,9 +88,8 @@ REGISTRY: tuple[Chapter, ...] = (
         "ch5_wordcl",
         "ch5",
         "Chapter 5 and Appendix C: word-level contrastive learning",
-        False,
+        True,
         "ch8_layernorm",
-        landing=True,
     ),
     Chapter(
         "ch6_aligninstruct",
