@@ -68,9 +68,10 @@ AREAS: tuple[Register, ...] = (
 
 
 def _chapter_verbs() -> list[Register]:
-    """``mlrep <prefix> …`` of every built chapter whose home has verbs (``cli.register``)."""
+    """``mlrep <prefix> …`` of every built or landing chapter (its rule file is included)
+    whose home has verbs (``cli.register``)."""
     found = []
-    for chapter in chapters.built():
+    for chapter in chapters.include_order():
         try:
             module = importlib.import_module(f"{chapter.home}.cli")
         except ModuleNotFoundError as exc:
