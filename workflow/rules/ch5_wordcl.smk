@@ -270,3 +270,48 @@ rule ch5_runs:
             CH5_METRICS.format(dataset=run.system, run=run.method.name, seed=seed)
             for run, seed in CH5_TRAINED
         ],
+
+
+# Table 5.1's measured rows: one per pair of the systems run (run corpora/<pair>, seed 0)
+from mlrep.chapters.ch5_wordcl import corpora as ch5_corpora
+from mlrep.report.metrics import UNTRAINED_SEED
+
+CH5_CORPUS = str(
+    PATHS.run(CH5_CHAPTER, ch5_corpora.run_name("{pair}"), UNTRAINED_SEED)
+    / "metrics.json"
+)
+
+
+localrules:
+    ch5_corpora,
+
+
+rule ch5_corpus:
+    """Table 5.1's row of one pair: training and OD sizes, and the units of the w2w and the
+    1-to-1 FA links over the training lines, read from the alignment layer's counts."""
+    input:
+        unpack(lambda w: ch5_corpora.stats_files(ALIGN, PATHS, w.pair)),
+    output:
+        CH5_CORPUS,
+    log:
+        log_path(CH5_CHAPTER, "corpus_{pair}"),
+    wildcard_constraints:
+        pair="|".join(ch5_corpora.all_pairs(CH5)),
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+    params:
+        code=code_version("ch5 corpora"),
+        scale=CFG["scale"],
+    shell:
+        "mlrep ch5 corpora --pair {wildcards.pair} --w2w {input.w2w} "
+        "--fa-run {input.fa_run} --fa {input.fa} --out {output} "
+        "--scale {params.scale} > {log} 2>&1"
+
+
+rule ch5_corpora:
+    """Target: Table 5.1's rows of the pairs of `run_systems`."""
+    input:
+        [CH5_CORPUS.format(pair=pair) for pair in ch5_corpora.run_pairs(CH5)],

@@ -43,6 +43,12 @@ def run_name(pair: str) -> str:
     return f"{RUN_GROUP}/{pair}"
 
 
+def all_pairs(section: Mapping[str, Any]) -> list[str]:
+    """The pairs of every system of the chapter (``datasets``): the rows it may measure."""
+    found = [pair for system in section["datasets"] for pair in pairs(section, system)]
+    return list(dict.fromkeys(found))
+
+
 def run_pairs(section: Mapping[str, Any]) -> list[str]:
     """The pairs of the systems the chapter runs (``run_systems``): the rows measured."""
     found = [pair for system in section["run_systems"] for pair in pairs(section, system)]
