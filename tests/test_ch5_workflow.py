@@ -34,6 +34,7 @@ RULES = {
     "ch5_score",
     "ch5_retrieval",
     "ch5_metrics",
+    "ch5_corpus",
     "ch5_wordcl",
     # the report the chapter target renders
     "report",
@@ -99,3 +100,43 @@ def test_each_method_trains_what_the_thesis_says_on_its_links(ch5):
     assert (data / "w2w" / "align" / "valid.en-ja").read_text() == (
         data / "fa" / "align" / "valid.en-ja"
     ).read_text()
+
+
+def _units(line: str) -> int:
+    """Connected components of one line's links, counted here afresh (no mlrep code)."""
+    groups: list[set[str]] = []
+    for link in line.split():
+        i, j = link.split("-")
+        nodes = {f"s{i}", f"t{j}"}
+        touching = [g for g in groups if g & nodes]
+        groups = [g for g in groups if not g & nodes] + [nodes.union(*touching)]
+    return len(groups)
+
+
+@pytest.mark.slow
+@pytest.mark.network
+def test_table_5_1_row_is_the_count_of_the_link_files_of_the_training_lines(ch5):
+    root, ran = ch5
+    assert ran["ch5_corpus"] == 1  # the one pair of the trimmed system
+    row = root / "results" / "ch5_wordcl" / "corpora" / "en-ja" / "seed0" / "metrics.json"
+    doc = json.loads(row.read_text())
+    assert (doc["run"], doc["seed"], doc["scale"]) == ("corpora/en-ja", 0, "tiny")
+    align = root / "results" / "align"
+    train = (root / "results" / "preprocess" / "thesis" / "tok" / "train.en-ja.en").read_text()
+    size = len(train.splitlines())
+    w2w = (align / "thesis" / "en-ja" / "w2w" / "train" / "links.txt").read_text().splitlines()
+    od = align / "thesis+od" / "en-ja"
+    fa = (od / "fast_align.grow-diag-final-and.one-to-one" / "links.txt").read_text()
+    fa_lines = fa.splitlines()
+    aligned = sum(len(p.read_text().splitlines()) for p in od.glob("bitext.*.txt"))
+    assert len(w2w) == len(fa_lines) == size > 0
+    assert all(_units(line) == len(line.split()) for line in fa_lines)  # 1-to-1: a unit each
+    expected = {
+        "train_pairs": size,
+        "od_pairs": aligned - size,  # none at tiny (align.od_corpora is empty)
+        "n_w2w": sum(_units(line) for line in w2w),
+        "n_fa": sum(len(line.split()) for line in fa_lines),
+    }
+    assert {k: doc["metrics"][k] for k in expected} == expected
+    assert expected["n_w2w"] > 0 and expected["n_fa"] > 0
+    assert doc["metrics"]["fa_per_sentence"] == round(expected["n_fa"] / size, 4)

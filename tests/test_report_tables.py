@@ -375,3 +375,20 @@ def test_a_row_says_what_it_measures_at_a_scale_where_its_label_names_another_mo
     bad = {"rows": {"big": {"measured_as": "a stand-in"}}}
     with pytest.raises(tables.TableDefinitionError, match="measured_as must map names"):
         tables.build("t", "ch8_layernorm", bad, published)
+
+
+def test_table_5_1_reads_each_pairs_corpus_row_and_names_corpora_as_printed(tmp_path):
+    """Table 5.1's sizes and link counts are the run corpora/<pair>'s (`mlrep ch5 corpora`);
+    its corpus names are labels, as printed; a pair no system ran reads "not run"."""
+    row = {"train_pairs": 600, "od_pairs": 0, "n_w2w": 640, "n_fa": 1300}
+    write_metrics(tmp_path, "ch5_wordcl", "corpora/en-kk", 0, row)
+    t51 = filled("thesis-table-5.1", collect(tmp_path, "tiny"))
+    assert t51.value_columns == ["Size", "OD Size", "N (w2w)", "N (FA)"]
+    measured = {c: t51.cell("en-kk", c).measured for c in t51.value_columns}
+    assert measured == {"Size": 600, "OD Size": 0, "N (w2w)": 640, "N (FA)": 1300}
+    assert t51.cell("en-kk", "N (FA)").published_value == 279429
+    assert t51.cell("en-it", "Size").status == fill.NOT_RUN
+    assert not any(c.bold_measured or c.bold_published for r in t51.cells for c in r)
+    assert "| en-kk | WMT19 | WMT19 | WMT19 | 0.6k / 124k | 0.0k / 851k | 640 / 124,511 | " in (
+        render.markdown(t51)
+    )

@@ -81,11 +81,24 @@ def measured_text(cell: Cell, alpha: float) -> str:
     if cell.measured is None:
         return cell.status
     sign = "+" if cell.delta else ""  # a difference reads like the printed Δ: +0.4, -1.0
+    if _whole_count(cell):  # a count printed "5,762,977" reads 1,300, not 1300.0
+        return f"{cell.measured:{sign},.0f}"
     suffix, factor = multiplier(cell.published)  # a count printed 471M reads 468.9M
     text = f"{cell.measured / factor:{sign}.{max(decimals(cell.published), 1)}f}{suffix}"
     if cell.p_value is not None and cell.p_value < alpha:
         text += DAGGER
     return text
+
+
+def _whole_count(cell: Cell) -> bool:
+    """Whether a measured whole number stands against a count printed in full with thousands
+    separators ("2,000", "5,762,977"): it is shown the same way."""
+    printed = cell.published.strip()
+    return (
+        cell.measured is not None
+        and float(cell.measured).is_integer()
+        and bool(re.fullmatch(r"\d{1,3}(,\d{3})+", printed))
+    )
 
 
 def published_text(cell: Cell) -> str:

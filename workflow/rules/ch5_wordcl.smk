@@ -14,10 +14,12 @@ from them (Tables 5.2, 5.3, C.1-C.9, Figures 5.1-5.3).
 
 import os
 
+from mlrep.chapters.ch5_wordcl import corpora as ch5_corpora
 from mlrep.chapters.ch5_wordcl import links as ch5_links
 from mlrep.chapters.ch5_wordcl import runs as ch5_runs
 from mlrep.nmt import settings as nmt_settings
 from mlrep.nmt.valid_log import VALID_LOG
+from mlrep.report.metrics import UNTRAINED_SEED
 
 CH5 = CFG["ch5_wordcl"]
 CH5_CHAPTER = "ch5_wordcl"
@@ -32,6 +34,11 @@ CH5_HYP = str(CH5_RUN / "hyp")
 CH5_SCORES = str(CH5_RUN / "scores.json")
 CH5_RETRIEVAL = str(CH5_RUN / "retrieval.json")
 CH5_METRICS = str(CH5_RUN / "metrics.json")
+# Table 5.1's measured row of one pair (run corpora/<pair>, seed 0)
+CH5_CORPUS = str(
+    PATHS.run(CH5_CHAPTER, ch5_corpora.run_name("{pair}"), UNTRAINED_SEED)
+    / "metrics.json"
+)
 CH5_WILDCARDS = {
     "dataset": "|".join(CH5["datasets"]),
     "run": "|".join(sorted({r.method.name for r in ch5_runs.runs()})),
@@ -50,7 +57,7 @@ CHAPTER_TARGETS[CH5_CHAPTER] = [
     CH5_METRICS.format(dataset=run.system, run=run.method.name, seed=seed)
     for run in ch5_runs.trained(CH5)
     for seed in CH5["seeds"]
-]
+] + [CH5_CORPUS.format(pair=pair) for pair in ch5_corpora.run_pairs(CH5)]
 
 
 localrules:
@@ -277,3 +284,28 @@ rule ch5_wordcl:
     input:
         CHAPTER_TARGETS[CH5_CHAPTER],
         str(PATHS.report.index),
+
+
+rule ch5_corpus:
+    """Table 5.1's row of one pair: training and OD sizes, and the units of the w2w and the
+    1-to-1 FA links over the training lines, read from the alignment layer's counts."""
+    input:
+        unpack(lambda w: ch5_corpora.stats_files(ALIGN, PATHS, w.pair)),
+    output:
+        CH5_CORPUS,
+    log:
+        log_path(CH5_CHAPTER, "corpus_{pair}"),
+    wildcard_constraints:
+        pair="|".join(ch5_corpora.all_pairs(CH5)),
+    conda:
+        MLREP_ENV
+    threads: job_threads("cpu_light")
+    resources:
+        **job_resources("cpu_light"),
+    params:
+        code=code_version("ch5 corpora"),
+        scale=CFG["scale"],
+    shell:
+        "mlrep ch5 corpora --pair {wildcards.pair} --w2w {input.w2w} "
+        "--fa-run {input.fa_run} --fa {input.fa} --out {output} "
+        "--scale {params.scale} > {log} 2>&1"
