@@ -90,3 +90,18 @@ def test_each_addition_changes_what_the_thesis_says():
 def test_names_outside_the_inventory_are_refused(call, complaint):
     with pytest.raises(runs.Ch5RunError, match=complaint):
         call()
+
+
+def test_extra_runs_add_single_runs_to_the_grid_once():
+    section = {
+        "run_systems": ["222_en-ja"],
+        "methods": ["mlsc", "mlsc-sent"],  # +sent: not on 222
+        "extra_runs": ["626_en-it-ja-nl-tr-vi/mlsc-w2w", "222_en-ja/mlsc"],
+    }
+    assert [r.name for r in runs.trained(section)] == [
+        "222_en-ja/mlsc",
+        "626_en-it-ja-nl-tr-vi/mlsc-w2w",
+    ]
+    assert runs.systems(section) == ["222_en-ja", "626_en-it-ja-nl-tr-vi"]
+    with pytest.raises(runs.Ch5RunError, match="trains no mlsc-sent on 222_en-ja"):
+        runs.trained({**section, "extra_runs": ["222_en-ja/mlsc-sent"]})

@@ -69,6 +69,11 @@ def test_each_run_writes_tokenized_bleu_and_validation_retrieval(ch5):
         for kind in ("sent", "word"):
             value = metrics[f"{kind}_p_at_1_en-ja"]
             assert 0 <= value <= 100 and metrics[f"{kind}_p_at_1"] == value, (method, kind)
+            # what the claims test: each retrieval's score, and the chance floor beside it
+            for name in (f"{kind}_p_at_1", f"floor_{kind}_p_at_1"):
+                scores = doc["sentence_scores"][name]
+                assert sum(scores) / len(scores) == pytest.approx(metrics[name]), (method, name)
+            assert 0 < metrics[f"floor_{kind}_p_at_1"] < 100
         assert len(doc["bleu_stats"]["sup_bleu"]) == 2 * 20  # both directions' test lines
 
 

@@ -103,13 +103,24 @@ def test_hand_computed_sentence_and_word_precision(tmp_path):
     # collater's row order)
     assert sorted(directions["en-ja"]["word_hits"]) == [0, 0, 1, 1, 1, 1]
     assert sorted(directions["ja-en"]["word_hits"]) == [0, 0, 1, 1]
+    # chance: 1 of 3 sentences (units) for en-ja's 6 retrievals, 1 of 2 for ja-en's 4
     assert result["metrics"] == {
         "sent_p_at_1_en-ja": pytest.approx(60.0),
+        "floor_sent_p_at_1_en-ja": pytest.approx(40.0),
         "word_p_at_1_en-ja": pytest.approx(60.0),
+        "floor_word_p_at_1_en-ja": pytest.approx(40.0),
         "sent_p_at_1": pytest.approx(60.0),
+        "floor_sent_p_at_1": pytest.approx(40.0),
         "word_p_at_1": pytest.approx(60.0),
+        "floor_word_p_at_1": pytest.approx(40.0),
     }
     assert result["pairs"]["en-ja"] == {"sentences": 5, "units": 5, "batches": 2}
+    # what the claims' paired bootstrap resamples: each retrieval's score, one group a pair
+    for name, value in result["metrics"].items():
+        scores = result["sentence_scores"][name]
+        assert np.mean(scores) == pytest.approx(value) and len(scores) == 10, name
+        assert result["groups"][name] == [["en-ja", 10]]
+    assert sorted(result["sentence_scores"]["sent_p_at_1"]) == [0.0] * 4 + [100.0] * 6
 
 
 @pytest.mark.parametrize("tag_format", TAGS)
@@ -178,7 +189,8 @@ def test_words_retrieve_within_their_batch_and_sentences_within_the_set(tmp_path
 def test_a_pair_without_valid_links_gets_no_word_metric(tmp_path):
     root = write_valid(tmp_path, HAND, linked=False)
     result = analyse(hand_encoder(), DICT, root, root, TAG_FORMAT, batch_tokens=512)
-    assert set(result["metrics"]) == {"sent_p_at_1_en-ja", "sent_p_at_1"}
+    names = {"sent_p_at_1_en-ja", "sent_p_at_1"}
+    assert set(result["metrics"]) == names | {f"floor_{name}" for name in names}
     assert "valid.en-ja=<links file>" in result["pairs"]["en-ja"]["no_word_metric"]
     assert result["directions"]["en-ja"]["word_hits"] is None
 
@@ -303,7 +315,8 @@ def test_the_verb_on_a_trained_tiny_model(tmp_path):
     assert cli.main(argv) == 0
     doc = json.loads((tmp_path / "r" / "retrieval.json").read_text(encoding="utf-8"))
     names = {"sent_p_at_1_en-ja", "word_p_at_1_en-ja", "sent_p_at_1", "word_p_at_1"}
-    assert set(doc["metrics"]) == names
+    assert set(doc["metrics"]) == names | {f"floor_{name}" for name in names}
+    assert doc["metrics"]["floor_sent_p_at_1"] == pytest.approx(50.0)  # 1 of a direction's 2
     assert all(0 <= v <= 100 for v in doc["metrics"].values())
     assert doc["pairs"]["en-ja"] == {"sentences": 4, "units": 10, "batches": 2}
     assert doc["settings"] == {"batch_tokens": 512, "tag_format": TAG_FORMAT}

@@ -104,6 +104,7 @@ CHAPTER_TRIMS: dict[str, dict[str, Any]] = {
         "preprocess.subwords.settings.ch5_wordcl.vocab_size": 1000,  # what en-ja's lines hold
         "ch5_wordcl.run_systems": ["222_en-ja"],
         "ch5_wordcl.methods": ["mlsc", "mlsc-align", "mlsc-w2w", "mlsc-fa"],
+        "ch5_wordcl.extra_runs": [],
         "ch5_wordcl.data": {
             "max_train": 200,
             "max_valid": 20,

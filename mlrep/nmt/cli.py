@@ -541,7 +541,11 @@ def _metrics(args: argparse.Namespace) -> int:
         extra.update(valid_log.curves(rows))
     for analysis in (args.bleurt, args.retrieval):
         if analysis:
-            extra.update(json.loads(analysis.read_text(encoding="utf-8"))["metrics"])
+            found = json.loads(analysis.read_text(encoding="utf-8"))
+            extra.update(found["metrics"])
+            # retrieval: per-retrieval scores and chance floors, for the claims' bootstrap
+            sentence_scores.update(found.get("sentence_scores", {}))
+            groups.update(found.get("groups", {}))
     bleu_stats = dict(scores["bleu_stats"])
     if args.gold_scores:
         gold, gold_stats, gold_groups = metrics.gold_metrics(

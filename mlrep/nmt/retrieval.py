@@ -29,7 +29,7 @@ Design choices the thesis leaves open:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +43,7 @@ from mlrep.nmt import alignments
 from mlrep.nmt.contrastive import encode_sides, tag_lookup
 from mlrep.nmt.data import PIVOT, TEXT, Direction, read_stats, split_directions
 from mlrep.nmt.prepare import Tagged, read_subwords, tag_lines, tag_style
+from mlrep.report.metrics import FLOOR
 
 
 class RetrievalError(MlrepError):
@@ -103,6 +104,8 @@ class Scored:
     word_hits: list[int] | None
     units: int
     batches: int
+    # each word retrieval's chance, 100 / the units of its batch (its floor)
+    word_chance: list[float]
 
 
 def score(
@@ -115,6 +118,7 @@ def score(
     rows: list[np.ndarray] = []
     sentences: list[tuple[np.ndarray, np.ndarray]] = []
     word_hits: list[int] = []
+    word_chance: list[float] = []
     units = scored_batches = 0
     with torch.no_grad():
         for indices in batches(data, batch_tokens, where):
@@ -130,13 +134,19 @@ def score(
             if len(source_units) < 2:  # one unit retrieves itself: the criterion skips it too
                 continue
             word_hits += hits(_numpy(source_units), _numpy(target_units))
+            word_chance += [retrieval.chance(len(source_units))] * (2 * len(source_units))
             units += len(source_units)
             scored_batches += 1
     order = np.argsort(np.concatenate(rows))
     source, target = (np.concatenate(side)[order] for side in zip(*sentences, strict=True))
     linked = data.align_dataset is not None
     return Scored(
-        len(data), hits(source, target), word_hits if linked else None, units, scored_batches
+        len(data),
+        hits(source, target),
+        word_hits if linked else None,
+        units,
+        scored_batches,
+        word_chance,
     )
 
 
@@ -146,6 +156,35 @@ def _numpy(states: torch.Tensor) -> np.ndarray:
 
 def percent(correct: list[int]) -> float:
     return 100.0 * sum(correct) / len(correct)
+
+
+@dataclass
+class Found:
+    """Retrieval metrics as the report reads them (`mlrep.report.metrics`): each P@1 with its
+    per-retrieval scores (100 or 0) and groups (a pair's metric: one group, its retrievals; a
+    mean over pairs: one group per pair, so the paired bootstrap recomputes either), and its
+    chance floor (``floor_<name>``, `mlrep.evaluate.retrieval.chance`) alike."""
+
+    metrics: dict[str, float] = field(default_factory=dict)
+    scores: dict[str, list[float]] = field(default_factory=dict)
+    groups: dict[str, list[list]] = field(default_factory=dict)
+
+    def add(self, name: str, pair: str, correct: list[int], chance: list[float]) -> None:
+        """`correct`: 1 or 0 per retrieval; `chance`: each one's P@1 at random."""
+        for key, values in ((name, [100.0 * h for h in correct]), (FLOOR + name, chance)):
+            self.metrics[key] = sum(values) / len(values)
+            self.scores[key] = values
+            self.groups[key] = [[pair, len(values)]]
+
+    def mean(self, name: str, prefix: str) -> None:
+        """`name`: the mean of the metrics named `prefix`<pair> (none: not written)."""
+        for key, start in ((name, prefix), (FLOOR + name, FLOOR + prefix)):
+            parts = [k for k in self.metrics if k.startswith(start)]
+            if not parts:
+                return
+            self.metrics[key] = sum(self.metrics[k] for k in parts) / len(parts)
+            self.scores[key] = [v for k in parts for v in self.scores[k]]
+            self.groups[key] = [g for k in parts for g in self.groups[k]]
 
 
 def analyse(
@@ -159,7 +198,8 @@ def analyse(
     """Sentence and word retrieval P@1 (percent) of `encoder` on the valid set of the
     prepared dataset `prepared`, its links read from the `mlrep nmt links` folder `links`:
     ``metrics`` per pair and their means over pairs, ``pairs`` the counts (and why a pair
-    has no word metric), ``directions`` each retrieval's 1 or 0 for a paired bootstrap."""
+    has no word metric), ``sentence_scores`` and ``groups`` the per-retrieval data of every
+    P@1 and of its chance floor (`Found`), ``directions`` each retrieval's 1 or 0."""
     languages = read_stats(prepared / TEXT)["languages"]
     tags = tag_style(prepared)
     is_tag = tag_lookup(dictionary.symbols)
@@ -172,12 +212,16 @@ def analyse(
         where = f"{prepared}/sub/valid.{d.name}.{d.src}"
         data = dataset(lines, dictionary, linked=path.exists())
         scored[d] = score(encoder, data, is_tag, batch_tokens, where)
-    metrics: dict[str, float] = {}
+    found = Found()
     pairs: dict[str, dict[str, int | str]] = {}
     for xx in sorted(set(languages) - {PIVOT}):
         pair = f"{PIVOT}-{xx}"
         dirs = [Direction(PIVOT, xx), Direction(xx, PIVOT)]
-        metrics[f"sent_p_at_1_{pair}"] = percent([h for d in dirs for h in scored[d].sentence_hits])
+        sentence = [h for d in dirs for h in scored[d].sentence_hits]
+        chance = [
+            retrieval.chance(scored[d].sentences) for d in dirs for _ in scored[d].sentence_hits
+        ]
+        found.add(f"sent_p_at_1_{pair}", pair, sentence, chance)
         counts: dict[str, int | str] = {
             "sentences": sum(scored[d].sentences for d in dirs),
             "units": sum(scored[d].units for d in dirs),
@@ -193,14 +237,19 @@ def analyse(
         elif not word:
             counts["no_word_metric"] = "no batch holds two aligned units"
         else:
-            metrics[f"word_p_at_1_{pair}"] = percent(word)
+            chance = [c for d in dirs for c in scored[d].word_chance]
+            found.add(f"word_p_at_1_{pair}", pair, word, chance)
         pairs[pair] = counts
     for name in ("sent", "word"):
-        values = [v for k, v in metrics.items() if k.startswith(f"{name}_p_at_1_")]
-        if values:
-            metrics[f"{name}_p_at_1"] = sum(values) / len(values)
+        found.mean(f"{name}_p_at_1", f"{name}_p_at_1_")
     directions = {
         d.name: {"sentence_hits": s.sentence_hits, "word_hits": s.word_hits}
         for d, s in scored.items()
     }
-    return {"metrics": metrics, "pairs": pairs, "directions": directions}
+    return {
+        "metrics": found.metrics,
+        "sentence_scores": found.scores,
+        "groups": found.groups,
+        "pairs": pairs,
+        "directions": directions,
+    }

@@ -50,7 +50,7 @@ CH5_WILDCARDS = {
 CH5_SUBWORDS = {d: spec["subwords"] for d, spec in CH5["datasets"].items()}
 CHAPTER_DATA[CH5_CHAPTER] = [
     folder
-    for system in CH5["run_systems"]
+    for system in ch5_runs.systems(CH5)
     for folder in preprocess_plan.corpus_folders(PRE, PATHS, CH5_SUBWORDS[system])
 ]
 CHAPTER_TARGETS[CH5_CHAPTER] = [

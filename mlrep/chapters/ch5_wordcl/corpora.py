@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mlrep.align import od
+from mlrep.chapters.ch5_wordcl import runs
 from mlrep.chapters.ch5_wordcl.links import pairs
 from mlrep.errors import MlrepError
 from mlrep.paths import Paths
@@ -50,8 +51,8 @@ def all_pairs(section: Mapping[str, Any]) -> list[str]:
 
 
 def run_pairs(section: Mapping[str, Any]) -> list[str]:
-    """The pairs of the systems the chapter runs (``run_systems``): the rows measured."""
-    found = [pair for system in section["run_systems"] for pair in pairs(section, system)]
+    """The pairs of the systems the chapter trains (`runs.systems`): the rows measured."""
+    found = [pair for system in runs.systems(section) for pair in pairs(section, system)]
     return list(dict.fromkeys(found))
 
 

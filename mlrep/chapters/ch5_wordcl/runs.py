@@ -168,15 +168,27 @@ def run(system: str, row_key: str) -> Run:
 
 def trained(section: Mapping[str, Any]) -> list[Run]:
     """The runs a ``ch5_wordcl`` params section asks for: each of its ``methods`` on each of its
-    ``run_systems`` that the thesis trains it on (+sent: not on 222_en-ja)."""
+    ``run_systems`` that the thesis trains it on (+sent: not on 222_en-ja), then each of its
+    ``extra_runs`` (``<system>/<method>``: a run outside that grid, so a trimmed scale can
+    train the two runs a claim compares on a system it does not otherwise run)."""
     inventory = runs()
     wanted = [Method.parse(name) for name in section["methods"]]
-    return [
+    grid = [
         Run(system, method)
         for system in section["run_systems"]
         for method in wanted
         if Run(system, method) in inventory
     ]
+    extra = []
+    for name in section.get("extra_runs", []):
+        system, _, method = name.partition("/")
+        extra.append(run(system, method))
+    return list(dict.fromkeys(grid + extra))
+
+
+def systems(section: Mapping[str, Any]) -> list[str]:
+    """The systems that train at least one run (`trained`), in the order they first do."""
+    return list(dict.fromkeys(r.system for r in trained(section)))
 
 
 def train_values(section: Mapping[str, Any], run: Run) -> dict[str, Any]:
