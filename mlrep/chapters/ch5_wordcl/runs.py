@@ -22,7 +22,9 @@ What the params section asks for (`trained`) and what each run's training is giv
 (`train_values`) are the rules' view of the inventory. Every run but +align trains with the
 contrastive criterion, with both weights 0 for a baseline: that is label-smoothed
 cross-entropy (benchmarks/contrastive_throughput.py: 0.999 of its speed) and it logs the
-in-batch retrieval P@1 of each validation that Figure 5.1 plots. Language tags are
+in-batch retrieval P@1 of each validation that Figure 5.1 plots. mBART FT trains on its
+system's data binarised with mBART's dictionary (`Method.dictionary`), from mbart-init's
+checkpoint at mBART's size, PreNorm (`MBART_FT`). Language tags are
 ``s-enc-t-dec`` (`TAG_FORMAT`) [design: not stated]: the encoder reads the tag of the language
 it is given, so a target sentence encoded for the contrastive loss carries its own, and it is
 mBART-50's fine-tuning format (the source's language token in the encoder, the target's first
