@@ -53,6 +53,7 @@ def dataset_references(config: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     for key in ("en_data", "ne_data", "tatoeba", "new_tatoeba", "bucc"):
         yield f"onealigner.{key}", aligner[key]
     yield "onealigner.monolingual.corpus", aligner["monolingual"]["corpus"]
+    yield "ch5_wordcl.monolingual.corpus", config["ch5_wordcl"]["monolingual"]["corpus"]
     for name, spec in pre["datasets"].items():
         here = f"preprocess.datasets.{name}"
         for pair, sets in spec["corpora"].items():  # pair -> split -> "<key>/<set>"
@@ -108,6 +109,10 @@ def _references(
     for key in data["download"]["mirrors"]:
         where = "the registry's downloaded datasets"
         problems += _unknown("data.download.mirrors", key, downloads, where)
+    release = config["ch5_wordcl"]["mbart"]["release"]
+    if release:  # "": the stand-in
+        where = "the registry's downloaded datasets"
+        problems += _unknown("ch5_wordcl.mbart.release", release, downloads, where)
     paths = Paths.from_config(config)
     built = [paths.tiny_corpus.name, *(k for k, d in entries.items() if d.reader)]
     for key, value in dataset_references(config):

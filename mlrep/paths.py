@@ -124,7 +124,8 @@ class Paths:
 
     def run_group(self, chapter: str, group: str) -> Path:
         """The folder of a chapter's runs ``<group>/<name>``, ``results/<chapter>/<group>/``,
-        for a step that writes them all at once (OneAligner's Figure 2 languages)."""
+        for a step that writes them all at once (OneAligner's Figure 2 languages), or of what
+        they all start from (Chapter 5's mBART release and its init, ``mbart/``)."""
         return self.results / chapter / group
 
     def model(self, chapter: str, run: str, seed: int | str, dataset: str = "") -> Path:

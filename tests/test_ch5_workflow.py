@@ -1,6 +1,8 @@
 """Chapter 5 through Snakemake: the 222_en-ja system trimmed (tests/tiny_runs.py), its baseline
 and a run of each addition that reads word links, end to end (SentencePiece data → w2w and FA
-links → train → decode → tokenized BLEU → validation retrieval P@1 → metrics.json)."""
+links → train → decode → tokenized BLEU → validation retrieval P@1 → metrics.json), and mBART
+FT and its +w2w from the tiny stand-in (monolingual text → denoising pre-training →
+mbart-init → the data in mBART's dictionary → fine-tuning)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from mlrep.nmt import prepare
+from mlrep.nmt.data import FAIRSEQ, MBART
 from mlrep.nmt.valid_log import read
 from tests.tiny_runs import CHAPTER_TRIMS
 
@@ -27,6 +31,9 @@ RULES = {
     "align_one_to_one",
     "align_lexicon",
     "align_w2w",
+    "monolingual",
+    "ch5_mbart_pretrain",
+    "ch5_mbart_init",
     "ch5_prepare",
     "ch5_links",
     "ch5_train",
@@ -57,7 +64,9 @@ def run_folder(root: Path, method: str) -> Path:
 def test_each_run_writes_tokenized_bleu_and_validation_retrieval(ch5):
     root, ran = ch5
     assert set(ran) <= RULES, ran
-    assert ran["ch5_train"] == len(METHODS) and ran["ch5_links"] == 2  # w2w and FA
+    assert ran["ch5_train"] == len(METHODS)
+    # the data in each dictionary; w2w and FA links in the own, w2w in mBART's
+    assert ran["ch5_prepare"] == 2 and ran["ch5_links"] == 3
     for method in METHODS:
         doc = json.loads((run_folder(root, method) / "metrics.json").read_text())
         assert doc["run"] == f"{SYSTEM}/{method}" and doc["scale"] == "tiny"
@@ -85,7 +94,7 @@ def test_each_method_trains_what_the_thesis_says_on_its_links(ch5):
     def trained(method: str) -> dict:
         return json.loads((run_folder(root, method) / "model" / "train.json").read_text())
 
-    base, w2w, fa, align = (trained(m) for m in METHODS[:1] + METHODS[2:] + METHODS[1:2])
+    base, w2w, fa, align = map(trained, ("mlsc", "mlsc-w2w", "mlsc-fa", "mlsc-align"))
     assert base["settings"]["contrastive"] and base["settings"]["word_weight"] == 0
     assert base["settings"]["dropout"] == 0.3 and w2w["settings"]["dropout"] == 0.2
     assert w2w["settings"]["word_weight"] == fa["settings"]["word_weight"] == 0.1
@@ -98,7 +107,7 @@ def test_each_method_trains_what_the_thesis_says_on_its_links(ch5):
     w2w_log = read(run_folder(root, "mlsc-w2w") / "model" / "valid.jsonl")
     assert all("word_p_at_1" in row for row in w2w_log)
     # the two kinds of links are two alignments of the same training lines
-    data = root / "results" / "ch5_wordcl" / "data" / "links" / SYSTEM
+    data = root / "results" / "ch5_wordcl" / "data" / "own" / "links" / SYSTEM
     w2w_links = (data / "w2w" / "align" / "train.en-ja").read_text().splitlines()
     fa_links = (data / "fa" / "align" / "train.en-ja").read_text().splitlines()
     assert len(w2w_links) == len(fa_links) > 0 and w2w_links != fa_links
@@ -145,3 +154,34 @@ def test_table_5_1_row_is_the_count_of_the_link_files_of_the_training_lines(ch5)
     assert {k: doc["metrics"][k] for k in expected} == expected
     assert expected["n_w2w"] > 0 and expected["n_fa"] > 0
     assert doc["metrics"]["fa_per_sentence"] == round(expected["n_fa"] / size, 4)
+
+
+@pytest.mark.slow
+@pytest.mark.network
+def test_mbart_ft_fine_tunes_the_stand_in_on_data_with_mbart_language_tokens(ch5):
+    """The mBART FT runs start from mbart-init's conversion of the stand-in: their record names
+    it, and their first validation loss is far below MLSC's at the same update; their data is
+    binarised with the stand-in's dictionary and mBART's language tokens, MLSC's with its own
+    and fairseq's tags."""
+    root, _ = ch5
+    chapter = root / "results" / "ch5_wordcl"
+    init = chapter / "mbart" / "init"
+    for method in ("mbart-ft", "mbart-ft-w2w"):
+        record = json.loads((run_folder(root, method) / "model" / "train.json").read_text())
+        assert record["init"] == str(Path("results/ch5_wordcl/mbart/init/checkpoint.pt"))
+        assert record["settings"]["arch"] == "mlrep_transformer_mbart_tiny"
+    mlsc = read(run_folder(root, "mlsc") / "model" / "valid.jsonl")
+    tuned = read(run_folder(root, "mbart-ft") / "model" / "valid.jsonl")
+    assert tuned[0]["updates"] == mlsc[0]["updates"]
+    assert tuned[0]["loss"] < mlsc[0]["loss"] - 1, (tuned[0], mlsc[0])
+    # the stand-in was pre-trained on the leak-free text of the system's languages
+    pretrained = json.loads((chapter / "mbart" / "release" / "pretrain.json").read_text())
+    assert pretrained["last_valid_loss"] < pretrained["first_valid_loss"]
+    mbart = chapter / "data" / "mbart"
+    assert prepare.tag_style(mbart / SYSTEM) == MBART
+    assert prepare.tag_style(chapter / "data" / "own" / SYSTEM) == FAIRSEQ
+    for data in (mbart / SYSTEM, mbart / "links" / SYSTEM / "w2w"):
+        raw = (data / "s-enc-t-dec" / "raw" / "train.src-tgt.src").read_text().splitlines()
+        assert {line.split()[0] for line in raw} == {"[en_XX]", "[ja_XX]"}
+        bin_dict = data / "s-enc-t-dec" / "bin" / prepare.BIN_DICT
+        assert bin_dict.read_bytes() == (init / "dict.txt").read_bytes()

@@ -230,6 +230,17 @@ def test_a_string_the_schema_cannot_read_as_its_type_is_still_reported():
             "(did you mean 'laser_tatoeba_v1'?); `mlrep data list` shows the registry's keys",
         ),
         ("data.datasets", {"tatoeba_v9": {}}, "data.datasets: 'tatoeba_v9' is not in the dataset"),
+        (
+            "ch5_wordcl.mbart.release",
+            "mbart_cc50",
+            "ch5_wordcl.mbart.release: 'mbart_cc50' is not in the registry's downloaded datasets "
+            "(did you mean 'mbart_cc25'?)",
+        ),
+        (
+            "ch5_wordcl.monolingual.corpus",
+            "tiny",
+            "ch5_wordcl.monolingual.corpus: 'tiny' is no dataset",
+        ),
     ],
 )
 def test_names_that_must_exist_elsewhere_are_checked(path, value, message):

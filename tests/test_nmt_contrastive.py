@@ -279,3 +279,17 @@ def test_the_training_flags_select_the_criterion_and_size_its_head():
     assert {"--encoder-dim=96", "--word-weight=0.1", "--load-alignments"} <= set(_model_flags(wide))
     with pytest.raises(InterlinguaError, match="drop contrastive"):
         _model_flags(dataclasses.replace(on, interlingua="var"))
+
+
+def test_an_empty_state_keeps_the_fresh_projection_head_and_a_saved_one_is_restored():
+    """Fine-tuning from a pre-trained init (mbart-init writes an empty criterion state) starts
+    the word projection as initialised; a run's own checkpoint restores it."""
+    fresh = criterion(word_weight=0.1)
+    before = {k: v.clone() for k, v in fresh.state_dict().items()}
+    fresh.load_state_dict({})
+    assert all(torch.equal(v, before[k]) for k, v in fresh.state_dict().items())
+    saved = {k: torch.zeros_like(v) for k, v in before.items()}
+    fresh.load_state_dict(saved)
+    assert all(not v.any() for v in fresh.state_dict().values())
+    with pytest.raises(RuntimeError, match="Missing key"):
+        fresh.load_state_dict({"projection.inner.weight": saved["projection.inner.weight"]})

@@ -194,6 +194,13 @@ def test_retrieval_settings_are_the_params_keys():
     assert _keys(PARAMS["ch5_wordcl"]["retrieval"]) == set(option_names(nmt.RetrievalSettings))
 
 
+def test_mbart_pretrain_settings_are_the_params_keys():
+    # Chapter 5's stand-in (`mlrep nmt mbart-pretrain`): every setting but the omissible noise
+    keys = _keys(PARAMS["ch5_wordcl"]["mbart_pretrain"])
+    fields = set(option_names(nmt.MbartPretrainSettings))
+    assert fields - set(omissible_names(nmt.MbartPretrainSettings)) <= keys <= fields
+
+
 def test_ch2_settings_are_the_params_keys():
     section = PARAMS[runs.SECTION]
     model = set(option_names(embed.EmsConfig, embed.FROM_DATA))

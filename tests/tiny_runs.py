@@ -98,12 +98,19 @@ CHAPTER_TRIMS: dict[str, dict[str, Any]] = {
         "ch4_jass.finetune.warmup_updates": 2,
     },
     "ch5_wordcl": {
-        # the 222 system (en-ja), its baseline and each addition that reads word links; a
-        # handful of updates on a few hundred pairs: every rule runs for real
+        # the 222 system (en-ja), MLSC and mBART FT, and the additions that read word links;
+        # a handful of updates on a few hundred pairs: every rule runs for real
         "preprocess.subwords.settings.ch5_wordcl.pairs": ["en-ja"],
         "preprocess.subwords.settings.ch5_wordcl.vocab_size": 1000,  # what en-ja's lines hold
         "ch5_wordcl.run_systems": ["222_en-ja"],
-        "ch5_wordcl.methods": ["mlsc", "mlsc-align", "mlsc-w2w", "mlsc-fa"],
+        "ch5_wordcl.methods": [
+            "mlsc",
+            "mlsc-align",
+            "mlsc-w2w",
+            "mlsc-fa",
+            "mbart-ft",
+            "mbart-ft-w2w",
+        ],
         "ch5_wordcl.extra_runs": [],
         "ch5_wordcl.data": {
             "max_train": 200,
@@ -116,6 +123,11 @@ CHAPTER_TRIMS: dict[str, dict[str, Any]] = {
         "ch5_wordcl.train.warmup_updates": 2,
         "ch5_wordcl.train.save_interval_updates": 4,
         "ch5_wordcl.decode.max_len_b": 4,
+        # the mBART stand-in: the system's two languages, a few dozen updates
+        "ch5_wordcl.monolingual.languages": ["en", "ja"],
+        "ch5_wordcl.mbart_pretrain.updates": 60,
+        "ch5_wordcl.mbart_pretrain.warmup_updates": 5,
+        "ch5_wordcl.mbart_pretrain.validate_interval_updates": 20,
     },
     "ch7_interlingua": {
         "preprocess.subwords.settings.opus.merges": 300,

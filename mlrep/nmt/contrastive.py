@@ -262,6 +262,14 @@ class ContrastiveCriterion(LabelSmoothedCrossEntropyCriterion):
         self.projection = Projection(encoder_dim, word_projection) if word_weight > 0 else None
         self.register_buffer("is_tag", tag_lookup(task.source_dictionary.symbols), persistent=False)
 
+    def load_state_dict(self, state_dict, strict=True):
+        """An empty state is a pre-trained init's (`mlrep.nmt.mbart_init`: mBART was not
+        trained with this criterion): the projection head keeps its fresh weights; a run's
+        own checkpoint restores them, strictly."""
+        if not state_dict:
+            return None
+        return super().load_state_dict(state_dict, strict)
+
     def forward(self, model, sample, reduce=True):
         net_input = sample["net_input"]
         source_out = model.encoder(net_input["src_tokens"], src_lengths=net_input["src_lengths"])

@@ -143,10 +143,14 @@ def _fit_to_arch(checkpoint: Path, arch: str, dictionary: Dictionary, weights: d
 def _training_state(args: Namespace, weights: dict) -> dict:
     """A fairseq checkpoint of `weights` with no training history: fine-tuning resets the
     optimiser, lr schedule and data iterator, but fairseq's reader upgrades a checkpoint
-    without these entries as an old layout."""
+    without these entries as an old layout. The criterion's state is empty: mBART was
+    pre-trained without the fine-tuning's criterion, and fairseq reads this entry whenever
+    that criterion has weights (the word loss's projection head, which then starts fresh:
+    `mlrep.nmt.contrastive.ContrastiveCriterion.load_state_dict`)."""
     return {
         "cfg": {"model": args},
         "model": weights,
+        "criterion": {},
         "optimizer_history": [{"num_updates": 0, "optimizer_name": None, "lr_scheduler_state": {}}],
         "extra_state": {"train_iterator": {"epoch": 1}},
         "last_optimizer_state": None,

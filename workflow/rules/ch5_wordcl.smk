@@ -8,14 +8,21 @@ links (`mlrep nmt links`). Per run (system, method, seed): train on the data its
 (mlrep/chapters/ch5_wordcl/runs.py) → translate every test direction → tokenized BLEU →
 sentence and word retrieval P@1 on the validation sets → metrics.json.
 
-The chapter target `ch5_wordcl` builds every run params.yaml asks for and the report rendered
-from them (Tables 5.2, 5.3, C.1-C.9, Figures 5.1-5.3).
+mBART FT (mlrep/chapters/ch5_wordcl/mbart.py): an mBART release (tiny: the stand-in,
+denoising-pre-trained on the chapter's monolingual text with the systems' SentencePiece model;
+full: mBART-25 from the data registry) → its init (`mlrep nmt mbart-init`); each system's data
+is prepared and linked a second time with mBART's dictionary and language tokens, and the
+mBART FT runs train on it from the init.
+
+The chapter target `ch5_wordcl` builds every run params.yaml asks for, Table 5.1's rows and
+the report rendered from them (Tables 5.1-5.3, C.1-C.9, Figures 5.1-5.3).
 """
 
 import os
 
 from mlrep.chapters.ch5_wordcl import corpora as ch5_corpora
 from mlrep.chapters.ch5_wordcl import links as ch5_links
+from mlrep.chapters.ch5_wordcl import mbart as ch5_mbart
 from mlrep.chapters.ch5_wordcl import runs as ch5_runs
 from mlrep.nmt import settings as nmt_settings
 from mlrep.nmt.valid_log import VALID_LOG
@@ -23,9 +30,16 @@ from mlrep.report.metrics import UNTRAINED_SEED
 
 CH5 = CFG["ch5_wordcl"]
 CH5_CHAPTER = "ch5_wordcl"
-CH5_DATA = str(PATHS.chapter_data(CH5_CHAPTER, "{dataset}"))
-# a system's data binarised again with the subword links of one kind of word links
-CH5_LINKED = str(PATHS.chapter_data(CH5_CHAPTER, "links/{dataset}/{links}"))
+# a system's data binarised with one dictionary (its own, or mBART's: runs.DICTIONARIES)
+CH5_DATA = str(PATHS.chapter_data(CH5_CHAPTER, "{dictionary}/{dataset}"))
+# the same binarised again with the subword links of one kind of word links
+CH5_LINKED = str(
+    PATHS.chapter_data(CH5_CHAPTER, "{dictionary}/links/{dataset}/{links}")
+)
+# mBART FT's release (the layout `mlrep nmt mbart-init` reads) and the init it writes
+CH5_MBART = PATHS.run_group(CH5_CHAPTER, "mbart")
+CH5_MBART_RELEASE = str(CH5_MBART / "release")
+CH5_MBART_INIT = str(CH5_MBART / "init")
 CH5_RUN = PATHS.run(CH5_CHAPTER, "{run}", "{seed}", dataset="{dataset}")
 CH5_MODEL = str(
     PATHS.model(CH5_CHAPTER, "{run}", "{seed}", dataset="{dataset}") / "train.json"
@@ -44,6 +58,7 @@ CH5_WILDCARDS = {
     "run": "|".join(sorted({r.method.name for r in ch5_runs.runs()})),
     "seed": r"\d+",
     "links": "|".join(ch5_links.KINDS),
+    "dictionary": "|".join(ch5_runs.DICTIONARIES),
 }
 
 # the preprocess subword setting each system reads (its encoded files and their corpus lines)
@@ -54,10 +69,13 @@ CHAPTER_DATA[CH5_CHAPTER] = [
     for folder in preprocess_plan.corpus_folders(PRE, PATHS, CH5_SUBWORDS[system])
 ]
 CHAPTER_TARGETS[CH5_CHAPTER] = [
-    CH5_METRICS.format(dataset=run.system, run=run.method.name, seed=seed)
-    for run in ch5_runs.trained(CH5)
-    for seed in CH5["seeds"]
-] + [CH5_CORPUS.format(pair=pair) for pair in ch5_corpora.run_pairs(CH5)]
+    *(
+        CH5_METRICS.format(dataset=run.system, run=run.method.name, seed=seed)
+        for run in ch5_runs.trained(CH5)
+        for seed in CH5["seeds"]
+    ),
+    *(CH5_CORPUS.format(pair=pair) for pair in ch5_corpora.run_pairs(CH5)),
+]
 
 
 localrules:
@@ -75,10 +93,13 @@ use rule ch8_prepare as ch5_prepare with:
                 PRE, PATHS, CH5_SUBWORDS[w.dataset]
             )
         ],
+        init=lambda w: ch5_mbart.init_input(
+            CH5_MBART_INIT, w.dictionary == ch5_runs.MBART
+        ),
     output:
         directory(CH5_DATA),
     log:
-        log_path(CH5_CHAPTER, "prepare_{dataset}"),
+        log_path(CH5_CHAPTER, "prepare_{dictionary}_{dataset}"),
     wildcard_constraints:
         **CH5_WILDCARDS,
     params:
@@ -102,6 +123,9 @@ use rule ch8_prepare as ch5_prepare with:
             nmt_settings.prepare_dataset_values(CH5["datasets"][w.dataset])
         ),
         flags=flags_from(CH5["data"]),
+        dictionary=lambda wildcards, input: flags_from(
+            {"dictionary": [os.path.join(i, ch5_mbart.INIT_DICT) for i in input.init]}
+        ),
 
 
 rule ch5_links:
@@ -126,7 +150,7 @@ rule ch5_links:
     output:
         directory(CH5_LINKED),
     log:
-        log_path(CH5_CHAPTER, "links_{dataset}_{links}"),
+        log_path(CH5_CHAPTER, "links_{dictionary}_{dataset}_{links}"),
     wildcard_constraints:
         **CH5_WILDCARDS,
     conda:
@@ -150,9 +174,97 @@ rule ch5_links:
         "--out {output} --scale {params.scale} > {log} 2>&1"
 
 
+if ch5_mbart.release(CH5):
+    CH5_MBART_ARCHIVE = DATA_REGISTRY[ch5_mbart.release(CH5)].files[0].path
+    # the release's files: the folder its archive holds
+    CH5_MBART_FILES = ch5_mbart.release_files(CH5_MBART_RELEASE, CH5_MBART_ARCHIVE)
+
+    rule ch5_mbart_release:
+        """The mBART release (full: mBART-25), fetched from the data registry and extracted."""
+        input:
+            str(PATHS.dataset_fetched(ch5_mbart.release(CH5))),
+        output:
+            directory(CH5_MBART_RELEASE),
+        log:
+            log_path(CH5_CHAPTER, "mbart_release"),
+        conda:
+            MLREP_ENV
+        threads: job_threads("default")
+        resources:
+            **job_resources("default"),
+        params:
+            code=code_version("data extract"),
+            archive=lambda wildcards, input: os.path.join(
+                os.path.dirname(input[0]), CH5_MBART_ARCHIVE
+            ),
+        shell:
+            "mlrep data extract {params.archive} --out {output} > {log} 2>&1"
+
+else:
+    CH5_MBART_FILES = CH5_MBART_RELEASE
+
+    rule ch5_mbart_pretrain:
+        """The tiny mBART stand-in, denoising-pre-trained on the chapter's monolingual text
+        with the systems' SentencePiece model, in the layout of an mBART release."""
+        input:
+            text=str(PATHS.chapter_data(CH5_CHAPTER, "monolingual")),
+            subwords=str(ch5_mbart.subword_model(CH5, PRE, PATHS)),
+        output:
+            directory(CH5_MBART_RELEASE),
+        log:
+            log_path(CH5_CHAPTER, "mbart_pretrain"),
+        conda:
+            MLREP_ENV
+        threads: job_threads("gpu_train")
+        resources:
+            **job_resources("gpu_train", gpu=1),
+        params:
+            code=code_version("nmt mbart-pretrain"),
+            spm=lambda wildcards, input: os.path.join(
+                input.subwords, ch5_mbart.SPM_MODEL
+            ),
+            languages=" ".join(CH5["monolingual"]["languages"]),
+            flags=flags_from(CH5["mbart_pretrain"]),
+            scale=CFG["scale"],
+        shell:
+            "mlrep nmt mbart-pretrain --section ch5_wordcl --text {input.text} "
+            "--languages {params.languages} --spm {params.spm} --out {output} "
+            "--threads {threads} --scale {params.scale} {params.flags} > {log} 2>&1"
+
+
+rule ch5_mbart_init:
+    """The mBART release checked against its dictionary and SentencePiece model and written
+    as the init of every mBART FT run (its dict.txt: the mBART data's dictionary)."""
+    input:
+        CH5_MBART_RELEASE,
+    output:
+        directory(CH5_MBART_INIT),
+    log:
+        log_path(CH5_CHAPTER, "mbart_init"),
+    conda:
+        MLREP_ENV
+    threads: job_threads("default")
+    resources:
+        **job_resources("default"),
+    params:
+        code=code_version("nmt mbart-init"),
+        files=" ".join(
+            f"--{option} {os.path.join(CH5_MBART_FILES, name)}"
+            for option, name in ch5_mbart.RELEASE_FILES.items()
+        ),
+        arch=CH5["mbart_pretrain"]["arch"],
+        scale=CFG["scale"],
+    shell:
+        "mlrep nmt mbart-init {params.files} --arch {params.arch} --out {output} "
+        "--scale {params.scale} > {log} 2>&1"
+
+
 use rule ch8_train as ch5_train with:
     input:
-        lambda w: ch5_links.training_data(CH5_DATA, CH5_LINKED, w.dataset, w.run),
+        data=lambda w: ch5_links.training_data(CH5_DATA, CH5_LINKED, w.dataset, w.run),
+        init=lambda w: ch5_mbart.init_input(
+            CH5_MBART_INIT, ch5_runs.Method.parse(w.run).pretrained
+        ),
     output:
         CH5_MODEL,
     log:
@@ -163,10 +275,15 @@ use rule ch8_train as ch5_train with:
         **job_resources("gpu_train", gpu=lambda w: CH5["datasets"][w.dataset]["gpus"]),
     params:
         section=CH5_CHAPTER,
-        # the system's model and training values, the tag format and the method's settings
-        system=lambda w: flags_from(
+        # the system's model and training values, the tag format, mBART FT's init and
+        # architecture, and the method's settings
+        system=lambda wildcards, input: flags_from(
             ch5_runs.train_values(
-                CH5, ch5_runs.Run(w.dataset, ch5_runs.Method.parse(w.run))
+                CH5,
+                ch5_runs.Run(wildcards.dataset, ch5_runs.Method.parse(wildcards.run)),
+                "".join(
+                    os.path.join(i, ch5_mbart.INIT_CHECKPOINT) for i in input.init
+                ),
             )
         ),
         dataset_flags="",
@@ -175,7 +292,7 @@ use rule ch8_train as ch5_train with:
 
 use rule ch8_translate as ch5_translate with:
     input:
-        data=CH5_DATA,
+        data=lambda w: ch5_links.prepared(CH5_DATA, w.dataset, w.run),
         model=CH5_MODEL,
     output:
         directory(CH5_HYP),
@@ -187,14 +304,14 @@ use rule ch8_translate as ch5_translate with:
         section=CH5_CHAPTER,
         tag=ch5_runs.TAG_FORMAT,
         # the chapter evaluates the English-centric directions only (no zero-shot)
-        flags="--supervised " + flags_from(CH5["decode"]),
+        flags=f"--supervised {flags_from(CH5['decode'])}",
 
 
 rule ch5_score:
     """Tokenized BLEU per direction (the chapter's scoring protocol), with the per-sentence
     statistics of the paired bootstrap and each metric's copy-the-source floor."""
     input:
-        data=CH5_DATA,
+        data=lambda w: ch5_links.prepared(CH5_DATA, w.dataset, w.run),
         hyp=CH5_HYP,
     output:
         CH5_SCORES,
@@ -219,8 +336,10 @@ rule ch5_retrieval:
     """Sentence retrieval P@1 (whole validation set) and word retrieval P@1 (in-batch, over
     the validation lines' w2w links) with the run's encoder."""
     input:
-        data=CH5_LINKED.replace("{links}", ch5_links.RETRIEVAL),
-        prepared=CH5_DATA,
+        data=lambda w: ch5_links.linked_data(
+            CH5_LINKED, w.dataset, w.run, ch5_links.RETRIEVAL
+        ),
+        prepared=lambda w: ch5_links.prepared(CH5_DATA, w.dataset, w.run),
         model=CH5_MODEL,
     output:
         CH5_RETRIEVAL,
@@ -253,7 +372,7 @@ rule ch5_metrics:
         scores=CH5_SCORES,
         retrieval=CH5_RETRIEVAL,
         hyp=CH5_HYP,
-        data=CH5_DATA,
+        data=lambda w: ch5_links.prepared(CH5_DATA, w.dataset, w.run),
         model=CH5_MODEL,
     output:
         CH5_METRICS,

@@ -104,7 +104,7 @@ use rule ch8_prepare as ch7_prepare with:
 
 use rule ch8_train as ch7_train with:
     input:
-        CH7_DATA,
+        data=CH7_DATA,
     output:
         CH7_MODEL,
     log:

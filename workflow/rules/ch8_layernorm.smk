@@ -110,18 +110,20 @@ rule ch8_prepare:
             nmt_settings.prepare_dataset_values(CH8["datasets"][w.dataset])
         ),
         flags=flags_from(CH8["data"]),
+        # `--dictionary <dict.txt>` where a chapter binarises with a pre-trained model's
+        dictionary="",
         scale=CFG["scale"],
     shell:
         "mlrep nmt prepare --section {params.section} --encoded {input.encoded} "
         "--raw {params.raw} --dataset {wildcards.dataset} --out {output} "
         "--threads {threads} --scale {params.scale} {params.detokenize} "
-        "{params.dataset_flags} {params.flags} > {log} 2>&1"
+        "{params.dataset_flags} {params.flags} {params.dictionary} > {log} 2>&1"
 
 
 rule ch8_train:
     """Train one system (resumes from checkpoint_last.pt; exit 75 on SIGUSR1/SIGTERM)."""
     input:
-        CH8_DATA,
+        data=CH8_DATA,
     output:
         CH8_MODEL,
     log:
@@ -147,7 +149,7 @@ rule ch8_train:
     # shell dies of them before the checkpoint is saved (mlrep/train/checkpoint.py). A rerun
     # resumes its own checkpoints; those of changed settings or data are replaced (--on-stale)
     shell:
-        "exec mlrep nmt train --section {params.section} --data {input} --dataset {wildcards.dataset} "
+        "exec mlrep nmt train --section {params.section} --data {input.data} --dataset {wildcards.dataset} "
         "--name {wildcards.run} {params.system} --seed {wildcards.seed} --out {params.out} "
         "--on-stale restart "
         "--threads {threads} --scale {params.scale} {params.dataset_flags} {params.flags} "

@@ -49,8 +49,21 @@ def link_files(
 
 
 def training_data(plain: str, linked: str, system: str, method: str) -> str:
-    """The data a run of `method` trains on: the system's data linked with the method's
-    links, or its plain data for a method without (`plain`/`linked`: the rules' path
-    patterns)."""
+    """The data a run of `method` trains on: the system's data in the method's dictionary
+    (`Method.dictionary`), linked with the method's links, or without links for a method
+    without (`plain`/`linked`: the rules' path patterns)."""
     kind = Method.parse(method).links
-    return linked.format(dataset=system, links=kind) if kind else plain.format(dataset=system)
+    return linked_data(linked, system, method, kind) if kind else prepared(plain, system, method)
+
+
+def prepared(plain: str, system: str, method: str) -> str:
+    """The system's data in the dictionary of `method`, without links: what its runs are
+    decoded and scored on (`plain`: the rules' path pattern)."""
+    return plain.format(dataset=system, dictionary=Method.parse(method).dictionary)
+
+
+def linked_data(linked: str, system: str, method: str, kind: str) -> str:
+    """The system's data in the dictionary of `method` with the links of `kind` (`linked`: the
+    rules' path pattern): the training data of a linked method, and, with `RETRIEVAL`, what
+    every run's word retrieval reads."""
+    return linked.format(dataset=system, dictionary=Method.parse(method).dictionary, links=kind)

@@ -22,7 +22,9 @@ What the params section asks for (`trained`) and what each run's training is giv
 (`train_values`) are the rules' view of the inventory. Every run but +align trains with the
 contrastive criterion, with both weights 0 for a baseline: that is label-smoothed
 cross-entropy (benchmarks/contrastive_throughput.py: 0.999 of its speed) and it logs the
-in-batch retrieval P@1 of each validation that Figure 5.1 plots. Language tags are
+in-batch retrieval P@1 of each validation that Figure 5.1 plots. mBART FT trains on its
+system's data binarised with mBART's dictionary (`Method.dictionary`), from mbart-init's
+checkpoint at mBART's size, PreNorm (`MBART_FT`). Language tags are
 ``s-enc-t-dec`` (`TAG_FORMAT`) [design: not stated]: the encoder reads the tag of the language
 it is given, so a target sentence encoded for the contrastive loss carries its own, and it is
 mBART-50's fine-tuning format (the source's language token in the encoder, the target's first
@@ -47,6 +49,11 @@ SYSTEMS: Mapping[str, tuple[str, ...]] = {
 # the short names the thesis's Table 5.2 prints for the two 626 systems
 SHORT_NAMES = {"626.I": "626_en-it-ja-nl-tr-vi", "626.II": "626_en-tr-ro-et-my-kk"}
 BASES = ("mlsc", "mbart-ft")
+# the dictionary a run's data is binarised with: the system's own (MLSC), or mBART's, which
+# its model's embedding rows are (mBART FT); one data folder per system and dictionary
+OWN, MBART = DICTIONARIES = ("own", "mbart")
+# what mBART FT changes in the system's training besides the init: mBART is PreNorm
+MBART_FT = {"layernorm": "pre"}
 TAG_FORMAT = "s-enc-t-dec"
 CONTRASTIVE_DROPOUT = 0.2  # [T] dropout with a contrastive loss (0.3 without)
 WORD_LOSS = {
@@ -115,6 +122,11 @@ class Method:
     def pretrained(self) -> bool:
         """Whether training starts from mBART (the stand-in at tiny) instead of scratch."""
         return self.base == "mbart-ft"
+
+    @property
+    def dictionary(self) -> str:
+        """The dictionary its data is binarised with (`DICTIONARIES`)."""
+        return MBART if self.pretrained else OWN
 
 
 @dataclass(frozen=True)
@@ -191,10 +203,20 @@ def systems(section: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(r.system for r in trained(section)))
 
 
-def train_values(section: Mapping[str, Any], run: Run) -> dict[str, Any]:
+def train_values(section: Mapping[str, Any], run: Run, init: str = "") -> dict[str, Any]:
     """What `mlrep nmt train` is given for `run`, by option name: the system's model and
     training values, the tag format, the criterion that logs retrieval (not for +align, which
-    has its own), then what the method changes."""
+    has its own), for mBART FT the init checkpoint `init` (`mlrep nmt mbart-init`'s) and
+    mBART's architecture (``mbart_pretrain.arch``: the size of the stand-in or the release,
+    which its embedding and layers must match), then what the method changes."""
     logged = {} if "alignment_weight" in run.method.settings else {"contrastive": True}
     own = train_dataset_values(section["datasets"][run.system])
-    return {**own, "tag_format": TAG_FORMAT, **logged, **run.method.settings}
+    if run.method.pretrained != bool(init):
+        need = (
+            "needs the init checkpoint of `mlrep nmt mbart-init`"
+            if run.method.pretrained
+            else f"trains from scratch, not from {init}"
+        )
+        raise Ch5RunError(f"{run.name} {need}")
+    start = {"arch": section["mbart_pretrain"]["arch"], **MBART_FT, "init": init} if init else {}
+    return {**own, **start, "tag_format": TAG_FORMAT, **logged, **run.method.settings}
