@@ -257,3 +257,16 @@ def test_europarl_holds_multi_way_sentences_out_of_training(tmp_path):
     )
     with pytest.raises(NmtDataError, match=r"no English sentence left .* for test"):
         cut(corpora_of([corpus]), ["de", "en", "fr"], splits, tmp_path / "none", 10, 30, 5, 256)
+
+
+def test_a_prepared_dataset_s_row_is_named_by_its_folder_below_the_chapter():
+    from mlrep.nmt.cli import _run_of
+
+    # Chapter 5 prepares each system twice, with its own dictionary and with mBART's
+    own, mbart = (Path(f"results/ch5_wordcl/data/{d}/626_x") for d in ("own", "mbart"))
+    assert _run_of(own, "ch5_wordcl", "data/626_x") == "data/own/626_x"
+    assert _run_of(mbart, "ch5_wordcl", "data/626_x") == "data/mbart/626_x"
+    assert (
+        _run_of(Path("/w/results/ch8_layernorm/data/iwslt"), "ch8_layernorm", "-") == "data/iwslt"
+    )
+    assert _run_of(Path("/tmp/prepared"), "ch8_layernorm", "data/iwslt") == "data/iwslt"

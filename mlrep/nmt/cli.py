@@ -69,9 +69,21 @@ def _prepare(args: argparse.Namespace) -> int:
         # (seed 0: no training)
         row = {name: stats[name] for name in data.TABLE_STATS}
         row["n_languages"] = len(stats["languages"])
-        write(staging / "seed0" / METRICS_FILE, args.section, f"data/{args.dataset}", 0, scale, row)
+        run = _run_of(args.out, args.section, f"data/{args.dataset}")
+        write(staging / "seed0" / METRICS_FILE, args.section, run, 0, scale, row)
     print(json.dumps({k: v for k, v in stats.items() if k != "sources"} | binarised))
     return 0
+
+
+def _run_of(folder: Path, chapter: str, outside: str) -> str:
+    """The run name of a chapter's output `folder`: its path below ``results/<chapter>/`` (the
+    metrics contract's run, so two datasets prepared for one system, such as Chapter 5's with
+    its own and with mBART's dictionary, are two runs); `outside` for a folder elsewhere."""
+    parts = folder.parts
+    if chapter not in parts[:-1]:
+        return outside
+    start = len(parts) - parts[::-1].index(chapter)
+    return "/".join(parts[start:])
 
 
 def _link_key(text: str) -> tuple[str, Path]:
