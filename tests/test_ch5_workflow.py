@@ -14,7 +14,8 @@ import pytest
 from mlrep.nmt import prepare
 from mlrep.nmt.data import FAIRSEQ, MBART
 from mlrep.nmt.valid_log import read
-from tests.tiny_runs import CHAPTER_TRIMS
+from tests.conftest import snakemake
+from tests.tiny_runs import CHAPTER_TRIMS, jobs_run, set_params
 
 TRIM = CHAPTER_TRIMS["ch5_wordcl"]
 SYSTEM = "222_en-ja"
@@ -185,3 +186,16 @@ def test_mbart_ft_fine_tunes_the_stand_in_on_data_with_mbart_language_tokens(ch5
         assert {line.split()[0] for line in raw} == {"[en_XX]", "[ja_XX]"}
         bin_dict = data / "s-enc-t-dec" / "bin" / prepare.BIN_DICT
         assert bin_dict.read_bytes() == (init / "dict.txt").read_bytes()
+
+
+@pytest.mark.slow
+@pytest.mark.network
+def test_a_changed_system_setting_plans_its_trainings_again(tiny_project, ch5_run, tmp_path):
+    """The training's settings reach it through a param of the wildcards alone, which Snakemake
+    records: one computed from the job's input would not be, and a changed setting would
+    leave the old models in place."""
+    root = tiny_project.copy(tmp_path)
+    set_params(root, {f"ch5_wordcl.datasets.{SYSTEM}.lr": 0.001})
+    result = snakemake(root, "-n", "ch5_wordcl")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert jobs_run(result.stdout + result.stderr)["ch5_train"] == len(METHODS)

@@ -310,8 +310,13 @@ rule ch3_evaluate_pretrained:
         **job_resources("gpu_eval"),
     params:
         code=code_version("embed evaluate"),
-        encoder=lambda wildcards, input: lealla_runs.pretrained_flags(
-            LEALLA, wildcards.run, input.cache
+        # the encoder's settings of the wildcards alone (Snakemake records only such params,
+        # so a changed teacher or baseline reruns the job), the teacher's cache of the input
+        encoder=lambda wildcards: lealla_runs.pretrained_flags(LEALLA, wildcards.run),
+        cache=lambda wildcards, input: (
+            f"--teacher-cache {input.cache}"
+            if wildcards.run == lealla_runs.TEACHER_RUN
+            else ""
         ),
         flags=LEALLA_EVALUATE_FLAGS,
         seed=UNTRAINED_SEED,
@@ -319,6 +324,7 @@ rule ch3_evaluate_pretrained:
         scale=CFG["scale"],
     shell:
         "mlrep embed evaluate --section {params.section} --data {input.data} "
-        "{params.encoder} --tatoeba {input.tatoeba} --un {input.un} --bucc {input.bucc} "
+        "{params.cache} {params.encoder} --tatoeba {input.tatoeba} --un {input.un} "
+        "--bucc {input.bucc} "
         "--out {output} --run {wildcards.run} --seed {params.seed} --threads {threads} "
         "--scale {params.scale} {params.flags} > {log} 2>&1"

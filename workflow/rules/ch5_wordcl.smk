@@ -276,13 +276,17 @@ use rule ch8_train as ch5_train with:
     params:
         section=CH5_CHAPTER,
         # the system's model and training values, the tag format, mBART FT's init and
-        # architecture, and the method's settings
-        system=lambda wildcards, input: flags_from(
+        # architecture, and the method's settings (of the wildcards alone, not of `input`:
+        # Snakemake records only such params, so a changed setting reruns the training)
+        system=lambda w: flags_from(
             ch5_runs.train_values(
                 CH5,
-                ch5_runs.Run(wildcards.dataset, ch5_runs.Method.parse(wildcards.run)),
+                ch5_runs.Run(w.dataset, ch5_runs.Method.parse(w.run)),
                 "".join(
-                    os.path.join(i, ch5_mbart.INIT_CHECKPOINT) for i in input.init
+                    os.path.join(i, ch5_mbart.INIT_CHECKPOINT)
+                    for i in ch5_mbart.init_input(
+                        CH5_MBART_INIT, ch5_runs.Method.parse(w.run).pretrained
+                    )
                 ),
             )
         ),

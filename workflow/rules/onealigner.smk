@@ -231,14 +231,20 @@ rule onealigner_evaluate:
         flags=lambda wildcards: flags_from(
             aligner_runs.evaluate_values(ALIGNER, wildcards.run)
         ),
-        protocols=lambda wildcards, input: aligner_runs.protocol_flags(
-            ALIGNER, wildcards.run, input.new_tatoeba, input.bucc
+        # the mining settings of the wildcards alone (Snakemake records only such params, so
+        # a changed setting reruns the job), the benchmarks' folders of the input
+        protocols=lambda wildcards: aligner_runs.protocol_flags(ALIGNER, wildcards.run),
+        benchmarks=lambda wildcards, input: (
+            f"--new-tatoeba {input.new_tatoeba} --bucc {input.bucc}"
+            if wildcards.run in aligner_runs.full_protocol(ALIGNER)
+            else ""
         ),
         section=f"{ALIGNER_CHAPTER}.evaluate",
         scale=CFG["scale"],
     shell:
         "mlrep embed align-evaluate --section {params.section} --encoder {params.encoder} "
-        "--tatoeba {input.tatoeba} {params.protocols} --out {output} --run {wildcards.run} "
+        "--tatoeba {input.tatoeba} {params.benchmarks} {params.protocols} --out {output} "
+        "--run {wildcards.run} "
         "--seed {wildcards.seed} --threads {threads} --scale {params.scale} {params.flags} "
         "> {log} 2>&1"
 

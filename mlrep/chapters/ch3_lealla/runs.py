@@ -312,11 +312,12 @@ def reduce_train(section: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in section["train"].items() if k not in DISTILL_ONLY}
 
 
-def pretrained_flags(section: Mapping[str, Any], run: str, cache: str) -> str:
-    """`mlrep embed evaluate`'s encoder options of the teacher (with its cache, whose test
-    vectors give the held-out rows) or of a baseline (``baselines``: it encodes them itself)."""
+def pretrained_flags(section: Mapping[str, Any], run: str) -> str:
+    """`mlrep embed evaluate`'s encoder options of the teacher (its cache, whose test vectors
+    give the held-out rows, is the rule's input) or of a baseline (``baselines``: it encodes
+    them itself)."""
     if run == TEACHER_RUN:
-        return f"--teacher-cache {cache} {teacher_flags(section)}"
+        return teacher_flags(section)
     if run not in section["baselines"]:
         raise SectionError(f"{run}: not the teacher nor one of {SECTION}.baselines")
     return flags_from(section["baselines"][run])

@@ -254,13 +254,11 @@ def encoder_input(section: Mapping[str, Any], name: str, stand_in: str) -> list[
     return [] if section["encoders"][name]["encoder"] else [encoder(section, name, stand_in)]
 
 
-def protocol_flags(section: Mapping[str, Any], run: str, new_tatoeba: str, bucc: str) -> str:
-    """The New-Tatoeba set and BUCC options of the Top1 models (Tables 6 and 8); none for
-    another run, which its tables score on Tatoeba-36 alone."""
-    if run not in full_protocol(section):
-        return ""
-    mining = flags_from(section["benchmarks"])
-    return f"--new-tatoeba {new_tatoeba} --bucc {bucc} {mining}"
+def protocol_flags(section: Mapping[str, Any], run: str) -> str:
+    """The BUCC mining options of the Top1 models (Tables 6 and 8), whose New-Tatoeba set and
+    BUCC folders the rule gives; none for another run, which its tables score on Tatoeba-36
+    alone."""
+    return flags_from(section["benchmarks"]) if run in full_protocol(section) else ""
 
 
 def cc100_languages(section: Mapping[str, Any]) -> list[str]:
