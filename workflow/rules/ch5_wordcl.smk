@@ -186,7 +186,7 @@ if ch5_mbart.release(CH5):
         output:
             directory(CH5_MBART_RELEASE),
         log:
-            log_path(CH5_CHAPTER, "mbart_release"),
+            log_path(CH5_CHAPTER, "mbart", "release"),
         conda:
             MLREP_ENV
         threads: job_threads("default")
@@ -212,7 +212,7 @@ else:
         output:
             directory(CH5_MBART_RELEASE),
         log:
-            log_path(CH5_CHAPTER, "mbart_pretrain"),
+            log_path(CH5_CHAPTER, "mbart", "pretrain"),
         conda:
             MLREP_ENV
         threads: job_threads("gpu_train")
@@ -240,7 +240,7 @@ rule ch5_mbart_init:
     output:
         directory(CH5_MBART_INIT),
     log:
-        log_path(CH5_CHAPTER, "mbart_init"),
+        log_path(CH5_CHAPTER, "mbart", "init"),
     conda:
         MLREP_ENV
     threads: job_threads("default")
