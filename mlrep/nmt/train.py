@@ -69,8 +69,11 @@ SUMMARY = "train.json"
 BEST = "checkpoint_best.pt"
 LAST = "checkpoint_last.pt"
 IDENTITY = "run.json"  # what the folder's checkpoints were trained on (`run_identity`)
-# settings that change how a run is executed, not what it learns: a resume may differ in them
-OPERATIONAL = frozenset({"threads"})
+# settings a resume may differ in: how the run is executed (threads), and how far it goes
+# (max_update, max_epoch, patience): with the inverse-sqrt schedule, which does not depend on
+# them, and fairseq's reseeding at every update, a run resumed to a new extent is the run of
+# that extent from scratch, and extending a finished run is a resume
+OPERATIONAL = frozenset({"threads", "max_update", "max_epoch", "patience"})
 
 
 SHAPES = {**ARCHITECTURES, **MBART_ARCHITECTURES}  # every arch `arch` may name: its size
@@ -358,7 +361,8 @@ def run_identity(
     return {
         "settings": {k: v for k, v in asdict(settings).items() if k not in OPERATIONAL},
         "variant": variant.fairseq_flags(),
-        "dictionary": dictionary_sha256(data_bin),
+        # (none: a data-bin without one, which fairseq itself refuses)
+        "dictionary": dictionary_sha256(data_bin) if (data_bin / BIN_DICT).exists() else None,
         "train_data": {p.name: sha256_file(p) for p in sorted(data_bin.glob("train.*.idx"))},
         "init": init and sha256_file(init),
     }
