@@ -100,7 +100,8 @@ def test_chapter_settings_of_params_yaml_at_each_scale():
     assert plan.subword_options(tiny, "iwslt", "all")["merges"] == 1000
     assert plan.subword_model_of(tiny, "opus", "en-zh") == "all"
     ch5 = plan.subword_options(tiny, "ch5_wordcl", "all")
-    assert (ch5["method"], ch5["vocab_size"]) == ("sentencepiece", 8000)
+    assert (ch5["method"], ch5["vocab_size"]) == ("sentencepiece", 3000)
+    assert plan.subword_options(full, "ch5_wordcl", "all")["vocab_size"] == 250000
     assert set(option_names(SubwordSettings)) == set(ch5)
     for pre in (tiny, full):
         plan.check(pre)  # every setting's pairs are preprocessed
