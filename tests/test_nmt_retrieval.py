@@ -115,12 +115,19 @@ def test_hand_computed_sentence_and_word_precision(tmp_path):
         "floor_word_p_at_1": pytest.approx(40.0),
     }
     assert result["pairs"]["en-ja"] == {"sentences": 5, "units": 5, "batches": 2}
-    # what the claims' paired bootstrap resamples: each retrieval's score, one group a pair
+    # what the claims' paired bootstrap resamples: each retrieval's score; a pair's metric is
+    # one test set, a mean over pairs one group per pair
     for name, value in result["metrics"].items():
         scores = result["sentence_scores"][name]
         assert np.mean(scores) == pytest.approx(value) and len(scores) == 10, name
-        assert result["groups"][name] == [["en-ja", 10]]
+        pair = name.removesuffix("_en-ja")
+        assert [list(g) for g in result["groups"].get(name, [])] == (
+            [] if pair != name else [[f"{name.removeprefix('floor_')}_en-ja", 10]]
+        ), name
     assert sorted(result["sentence_scores"]["sent_p_at_1"]) == [0.0] * 4 + [100.0] * 6
+    # each retrieval's own chance: 1 of en-ja's 3 units, 1 of ja-en's 2
+    chance = sorted(result["sentence_scores"]["floor_word_p_at_1_en-ja"])
+    assert chance == pytest.approx([100 / 3] * 6 + [50.0] * 4)
 
 
 @pytest.mark.parametrize("tag_format", TAGS)

@@ -29,7 +29,7 @@ Design choices the thesis leaves open:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +43,7 @@ from mlrep.nmt import alignments
 from mlrep.nmt.contrastive import encode_sides, tag_lookup
 from mlrep.nmt.data import PIVOT, TEXT, Direction, read_stats, split_directions
 from mlrep.nmt.prepare import Tagged, read_subwords, tag_lines, tag_style
-from mlrep.report.metrics import FLOOR
+from mlrep.report.metrics import Scores
 
 
 class RetrievalError(MlrepError):
@@ -158,35 +158,6 @@ def percent(correct: list[int]) -> float:
     return 100.0 * sum(correct) / len(correct)
 
 
-@dataclass
-class Found:
-    """Retrieval metrics as the report reads them (`mlrep.report.metrics`): each P@1 with its
-    per-retrieval scores (100 or 0) and groups (a pair's metric: one group, its retrievals; a
-    mean over pairs: one group per pair, so the paired bootstrap recomputes either), and its
-    chance floor (``floor_<name>``, `mlrep.evaluate.retrieval.chance`) alike."""
-
-    metrics: dict[str, float] = field(default_factory=dict)
-    scores: dict[str, list[float]] = field(default_factory=dict)
-    groups: dict[str, list[list]] = field(default_factory=dict)
-
-    def add(self, name: str, pair: str, correct: list[int], chance: list[float]) -> None:
-        """`correct`: 1 or 0 per retrieval; `chance`: each one's P@1 at random."""
-        for key, values in ((name, [100.0 * h for h in correct]), (FLOOR + name, chance)):
-            self.metrics[key] = sum(values) / len(values)
-            self.scores[key] = values
-            self.groups[key] = [[pair, len(values)]]
-
-    def mean(self, name: str, prefix: str) -> None:
-        """`name`: the mean of the metrics named `prefix`<pair> (none: not written)."""
-        for key, start in ((name, prefix), (FLOOR + name, FLOOR + prefix)):
-            parts = [k for k in self.metrics if k.startswith(start)]
-            if not parts:
-                return
-            self.metrics[key] = sum(self.metrics[k] for k in parts) / len(parts)
-            self.scores[key] = [v for k in parts for v in self.scores[k]]
-            self.groups[key] = [g for k in parts for g in self.groups[k]]
-
-
 def analyse(
     encoder,
     dictionary: Dictionary,
@@ -199,7 +170,9 @@ def analyse(
     prepared dataset `prepared`, its links read from the `mlrep nmt links` folder `links`:
     ``metrics`` per pair and their means over pairs, ``pairs`` the counts (and why a pair
     has no word metric), ``sentence_scores`` and ``groups`` the per-retrieval data of every
-    P@1 and of its chance floor (`Found`), ``directions`` each retrieval's 1 or 0."""
+    P@1 and of its chance floor (`mlrep.report.metrics.Scores`: a pair's chance is 100 / the
+    candidates of each retrieval, a mean over pairs is one group per pair), ``directions``
+    each retrieval's 1 or 0."""
     languages = read_stats(prepared / TEXT)["languages"]
     tags = tag_style(prepared)
     is_tag = tag_lookup(dictionary.symbols)
@@ -212,7 +185,7 @@ def analyse(
         where = f"{prepared}/sub/valid.{d.name}.{d.src}"
         data = dataset(lines, dictionary, linked=path.exists())
         scored[d] = score(encoder, data, is_tag, batch_tokens, where)
-    found = Found()
+    found = Scores()
     pairs: dict[str, dict[str, int | str]] = {}
     for xx in sorted(set(languages) - {PIVOT}):
         pair = f"{PIVOT}-{xx}"
@@ -221,7 +194,7 @@ def analyse(
         chance = [
             retrieval.chance(scored[d].sentences) for d in dirs for _ in scored[d].sentence_hits
         ]
-        found.add(f"sent_p_at_1_{pair}", pair, sentence, chance)
+        found.add(f"sent_p_at_1_{pair}", percent(sentence), chance, sentence)
         counts: dict[str, int | str] = {
             "sentences": sum(scored[d].sentences for d in dirs),
             "units": sum(scored[d].units for d in dirs),
@@ -238,17 +211,19 @@ def analyse(
             counts["no_word_metric"] = "no batch holds two aligned units"
         else:
             chance = [c for d in dirs for c in scored[d].word_chance]
-            found.add(f"word_p_at_1_{pair}", pair, word, chance)
+            found.add(f"word_p_at_1_{pair}", percent(word), chance, word)
         pairs[pair] = counts
     for name in ("sent", "word"):
-        found.mean(f"{name}_p_at_1", f"{name}_p_at_1_")
+        parts = [k for k in found.metrics if k.startswith(f"{name}_p_at_1_")]
+        if parts:
+            found.mean(f"{name}_p_at_1", parts)
     directions = {
         d.name: {"sentence_hits": s.sentence_hits, "word_hits": s.word_hits}
         for d, s in scored.items()
     }
     return {
         "metrics": found.metrics,
-        "sentence_scores": found.scores,
+        "sentence_scores": found.sentence_scores,
         "groups": found.groups,
         "pairs": pairs,
         "directions": directions,

@@ -278,13 +278,20 @@ class Scores:
     sentence_scores: dict[str, list[float]] = field(default_factory=dict)
     groups: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
 
-    def add(self, name: str, value: float, floor: float, hits: list[int] | None = None) -> None:
+    def add(
+        self, name: str, value: float, floor: float | list[float], hits: list[int] | None = None
+    ) -> None:
         """`value` (percent) with its `floor`; `hits` (1 or 0 per test item, whose mean ×100
-        is `value`) become its sentence scores, and the floor's are `floor` for every item."""
+        is `value`) become its sentence scores, and the floor's are `floor` for every item, or
+        each item's own where `floor` is a list (a chance that differs between items, such as
+        in-batch retrieval's) and the floor their mean."""
+        each = floor if isinstance(floor, list) else None
+        if each is not None:
+            floor = math.fsum(each) / len(each)
         self.metrics[name], self.metrics[FLOOR + name] = value, floor
         if hits is not None:
             self.sentence_scores[name] = [100.0 * h for h in hits]
-            self.sentence_scores[FLOOR + name] = [floor] * len(hits)
+            self.sentence_scores[FLOOR + name] = each or [floor] * len(hits)
 
     def mean(self, name: str, parts: list[str]) -> None:
         """`name` as the unweighted mean of metrics `parts` (each a group of its sentence
