@@ -122,11 +122,11 @@ def test_revise_template():
 def test_mono_templates():
     half = mono_instruct(AF, "die rooi", "huis")
     assert half == Record(
-        "Given the context, complete the following sentence: die rooi,", "huis.", "monohalf", "af"
+        "Given the context, complete the following sentence: die rooi,", "huis.", "mono-half", "af"
     )
     full = mono_instruct(AF, "", "die rooi huis")
     assert full == Record(
-        "Given the context, complete the following sentence:", "die rooi huis.", "monofull", "af"
+        "Given the context, complete the following sentence:", "die rooi huis.", "mono-full", "af"
     )
 
 
@@ -309,10 +309,10 @@ def test_mono_half_splits_at_floor_half():
 
 
 def test_instructions_counts_directions_and_mono_side():
-    records, counts = instructions([DOG, MORNING], ["mt", "monohalf"], 0)
+    records, counts = instructions([DOG, MORNING], ["mt", "mono-half"], 0)
     assert [r.direction for r in records] == ["en-af", "en-af", "af-en", "af-en", "af", "af"]
-    assert counts["mt"] == 4 and counts["monohalf"] == 2
-    src_mono, _ = instructions([DOG], ["monofull"], 0, mono="source")
+    assert counts["mt"] == 4 and counts["mono-half"] == 2
+    src_mono, _ = instructions([DOG], ["mono-full"], 0, mono="source")
     assert src_mono[0].output == "the dog sleeps." and src_mono[0].direction == "en"
     forward, _ = instructions([DOG], ["mt"], 0, InstructSettings(both_directions=False))
     assert [r.direction for r in forward] == ["en-af"]
@@ -359,7 +359,7 @@ def test_line_count_mismatches_name_both_files(tmp_path):
 
 def test_build_writes_jsonl_reproducibly_and_mix_shuffles_by_seed(tmp_path):
     inputs = _corpus(tmp_path)
-    types = ["mt", "align", "hint", "revise", "monofull", "monohalf"]
+    types = ["mt", "align", "hint", "revise", "mono-full", "mono-half"]
     first = build(tmp_path / "a.jsonl", types, seed=3, **inputs)
     again = build(tmp_path / "b.jsonl", types, seed=3, **inputs)
     assert first == again and first["mt"] == 4

@@ -4,7 +4,7 @@ Six instruction types are built from one word-aligned parallel corpus, as the th
 every set of a run from the same sentence pairs (its footnote 5): ``mt`` (MTInstruct),
 ``align`` (AlignInstruct, True/False judgements on aligned spans), ``hint`` (HintInstruct,
 translation with up to five aligned span pairs as hints), ``revise`` (ReviseInstruct, find
-and correct one corrupted span of a translation), ``monofull`` and ``monohalf``
+and correct one corrupted span of a translation), ``mono-full`` and ``mono-half``
 (MonoInstruct: complete a sentence from nothing or from its first half). The templates are
 the thesis's, character for character; the language names, texts and links are arguments, so
 nothing here knows Chapter 6's languages or runs.
@@ -38,8 +38,8 @@ docs/chapters/ch6_aligninstruct.md):
   of another sentence pair of the corpus (sentence uniform, then word uniform), different
   from the span. The output names the inserted word and the original span.
 * **Mono**: the sentences of one side (`build`'s ``mono``: the unseen language's).
-  ``monohalf`` shows the first ⌊N/2⌋ of the N words and asks for the rest (N ≥ 2);
-  ``monofull`` has no prefix: the template ends at ``sentence:`` and the output is the whole
+  ``mono-half`` shows the first ⌊N/2⌋ of the N words and asks for the rest (N ≥ 2);
+  ``mono-full`` has no prefix: the template ends at ``sentence:`` and the output is the whole
   sentence.
 * **Terminal period.** The templates end each sentence with "." (``{Y}: y_1…y_M.``, output
   ``x_1…x_N.``); it is written as the templates have it, whatever the sentence's own last
@@ -65,8 +65,8 @@ from mlrep.align.pharaoh import Link, read_alignments
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_file, read_lines
 
-TYPES = ("mt", "align", "hint", "revise", "monofull", "monohalf")
-InstructionType = Literal["mt", "align", "hint", "revise", "monofull", "monohalf"]
+TYPES = ("mt", "align", "hint", "revise", "mono-full", "mono-half")
+InstructionType = Literal["mt", "align", "hint", "revise", "mono-full", "mono-half"]
 PROMPTS = ("default", "p1", "p2", "p3", "p4", "p5")  # Table D.2: PROMPT-default, PROMPT-1..5
 SEPARATOR = " "  # between an instruction's input and its output when a trainer joins them
 TERMINAL = "."  # the period the templates put after every sentence
@@ -345,7 +345,7 @@ def mono_instruct(language: Language, prefix: str, rest: str) -> Record:
     """MonoInstruct (§6.2.4): complete a sentence from `prefix` ("" for Mono-full, whose
     template then ends at ``sentence:``, the thesis giving no prefix-free form)."""
     lead = "Given the context, complete the following sentence:"
-    kind = "monohalf" if prefix else "monofull"
+    kind = "mono-half" if prefix else "mono-full"
     prompt = f"{lead} {prefix}," if prefix else lead
     return Record(prompt, rest + TERMINAL, kind, language.code)
 
@@ -602,9 +602,9 @@ def instructions(
     records: list[Record] = []
     for kind in types:
         built: list[Record | None] = []
-        if kind in ("monofull", "monohalf"):
+        if kind in ("mono-full", "mono-half"):
             sides = [p.target if mono == "target" else p.source for p in usable]
-            built = [mono_record(side, kind == "monohalf") for side in sides]
+            built = [mono_record(side, kind == "mono-half") for side in sides]
         else:
             for group in filter(None, groups):
                 rng = _rng(seed, kind, group[0].direction)
