@@ -13,13 +13,16 @@ from mlrep.chapters.ch6_aligninstruct import runs as grid
 from mlrep.chapters.ch6_aligninstruct.metrics import PATTERNS
 from mlrep.chapters.ch6_aligninstruct.scores import (
     COMET_AVG,
+    METRICS,
     ScoresError,
     group_means,
     groups_of,
     run_metrics,
 )
 from mlrep.llm.instruct import TYPES
+from mlrep.report import figures, reference, tables
 from mlrep.report.metrics import compile_template
+from mlrep.report.tables import AVERAGE
 from tests.conftest import REPO
 
 DECLARED = re.compile("|".join(f"(?:{compile_template(p)})" for p in PATTERNS))
@@ -262,3 +265,63 @@ def test_every_bloomz3_name_is_declared():
     assert not DECLARED.fullmatch("opus_bleu_overall_x") and not DECLARED.fullmatch(
         "flores_bleu_overall"
     )
+
+
+# ---- the report reads what the runs write -------------------------------------------------
+
+
+def _written(run: grid.Run) -> set[str]:
+    """Every metric name `run` writes: its scores' names at the thesis's languages."""
+    languages = grid.UNSEEN_24 if run.setting == grid.B24 else grid.LANGUAGE_SETS[grid.PIVOT_SET]
+    directions = run.directions(languages)
+    scores = {test: {m: dict.fromkeys(directions, 1.0) for m in METRICS} for test in run.tests}
+    return set(run_metrics(scores, run.setting))
+
+
+def test_every_table_cell_reads_a_metric_its_run_writes():
+    published = reference.load_all(REPO / "reports" / "reference")
+    definitions = {
+        table_id: definition
+        for table_id, definition in tables.load(published).items()
+        if definition.chapter == "ch6_aligninstruct" and not definition.descriptive
+    }
+    assert len(definitions) == 16  # 6.2-6.6, D.1, D.3-D.12
+    written = {run.path: _written(run) for run in grid.runs()}
+    cells = 0
+    for table_id, definition in definitions.items():
+        table = published[table_id]
+        keys = definition.row_keys(table.header, table.rows)
+        for row, key in zip(table.rows, keys, strict=True):
+            if AVERAGE.match(row[definition.labels - 1].strip()):
+                continue  # recomputed from the rows above
+            for column in table.header[definition.labels :]:
+                if definition.published_only_in(key, column):
+                    continue
+                for cell in definition.cell_key(table.header, row, key, column):
+                    assert cell.run in written, (table_id, key, column, cell.run)
+                    assert set(cell.metrics) <= written[cell.run], (table_id, key, column, cell)
+                    cells += 1
+    # 6.2-6.5: rows × 12; 6.6 and D.1: per block 5 zero-shot rows and 6 supervised × 3;
+    # D.3 12 × 6; D.4 20 × 3; D.5-D.7 24 languages × 12; D.8-D.12 50 directions/groups × 3
+    per_block = 5 * 3 + 6 * 3
+    assert cells == (18 + 12 + 6 + 7) * 12 + 7 * per_block + 72 + 60 + 3 * 24 * 12 + 5 * 50 * 3
+
+
+def test_figures_read_runs_of_the_grid():
+    figures_ = {
+        k: v for k, v in figures.definitions().items() if v["chapter"] == "ch6_aligninstruct"
+    }
+    analyses = {a.path for a in grid.analyses()}
+    written = {run.path: _written(run) for run in grid.runs()}
+    for fig_id, spec in figures_.items():
+        for panel in spec["panels"]:
+            for series in panel["series"]:
+                for run in series.get("runs") or [series["run"]]:
+                    if fig_id == "fig-6.1":
+                        assert series["metric"] in written[run], (fig_id, run)
+                    else:
+                        assert run in analyses, (fig_id, run)
+                        assert all(DECLARED.fullmatch(m) for m in series["metrics"])
+    for analysis in grid.analyses():
+        for model in analysis.compared:
+            assert grid.get(f"{analysis.setting}/{model}").model == ""

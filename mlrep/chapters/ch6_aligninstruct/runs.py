@@ -295,6 +295,40 @@ def runs(settings: GridSettings = GridSettings()) -> list[Run]:
     return out
 
 
+@dataclass(frozen=True)
+class Analysis:
+    """A layer-wise cosine analysis (Figures 6.3, D.1): the parallel validation sentences of
+    `languages` through the no-FT, MTInstruct and MT+Align models (`compared`, that order);
+    its Δ1 and Δ2 per layer (`delta{1,2}_l<k>`) are a run's metrics of their own."""
+
+    setting: str
+    name: str
+    compared: tuple[str, str, str]
+    languages: tuple[str, ...]
+
+    @property
+    def path(self) -> str:
+        return f"{self.setting}/{self.name}"
+
+
+def analyses(settings: GridSettings = GridSettings()) -> list[Analysis]:
+    """Figure 6.3's analysis of the 7b1 BLOOMZ+24 models and Figure D.1's of each BLOOMZ+3
+    language set (ar-de-fr-nl-ru-zh's also over its seen languages alone)."""
+    size = MAIN_SIZE
+    out = [
+        Analysis(
+            B24, f"{size}-cosine", (f"{size}-{NOFT}", f"{size}-mt", f"{size}-mt-align"), UNSEEN_24
+        )
+    ]
+    if settings.bloomz3:
+        for languages, codes in LANGUAGE_SETS.items():
+            models = (f"{size}-{NOFT}", f"{size}-{languages}-mt", f"{size}-{languages}-mt-align")
+            out.append(Analysis(B3, f"{size}-{languages}-cosine", models, codes))
+        models = out[-1].compared
+        out.append(Analysis(B3, f"{size}-{PIVOT_SET}-cosine-ar-fr-zh", models, SEEN))
+    return out
+
+
 def trained(settings: GridSettings = GridSettings()) -> list[Run]:
     """The LoRA trainings among `runs`."""
     return [run for run in runs(settings) if run.trains]
