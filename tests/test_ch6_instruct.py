@@ -394,3 +394,64 @@ def test_read_jsonl_names_a_bad_line(tmp_path):
     path.write_text('{"input": "a", "output": "b", "type": "mt", "direction": "en-af"}\n{"x": 1}\n')
     with pytest.raises(InstructionDataError, match=r"bad.jsonl:2: not an instruction record"):
         read_jsonl(path)
+
+
+# ---- mlrep ch6 instructions / mix (registered once the chapter is built) -------------------
+
+
+def _parser():
+    import argparse
+
+    from mlrep.chapters.ch6_aligninstruct import cli
+    from mlrep.cliutil import common_options
+
+    parser = argparse.ArgumentParser()
+    cli.register(parser.add_subparsers(dest="command"), common_options())
+    return parser
+
+
+def test_the_chapter_verbs_build_and_mix(tmp_path, capsys):
+    inputs = _corpus(tmp_path)
+    parser = _parser()
+
+    def run(*words: str) -> int:
+        args = parser.parse_args(["ch6", *words])
+        return args.func(args)
+
+    files = ["--source-tokens", str(inputs["source_tokens"]), "--target-tokens"]
+    files += [str(inputs["target_tokens"]), "--links", str(inputs["links"]), "--seed", "1"]
+    pair = ["--source", "en", "--target", "af", *files]
+    assert (
+        run(
+            "instructions",
+            "--types",
+            "align",
+            *pair,
+            "--true-share",
+            "1",
+            "--out",
+            str(tmp_path / "align.jsonl"),
+        )
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["align"] == 4
+    assert {r.output for r in read_jsonl(tmp_path / "align.jsonl")} == {"True"}
+    run("instructions", "--types", "mt", *pair, "--out", str(tmp_path / "mt.jsonl"))
+    mt = read_jsonl(tmp_path / "mt.jsonl")
+    assert mt[0].input.startswith("Translate from English to Afrikaans.")
+    sets = [str(tmp_path / "mt.jsonl"), str(tmp_path / "align.jsonl")]
+    run("mix", "--inputs", *sets, "--seed", "2", "--out", str(tmp_path / "mixed.jsonl"))
+    assert len(read_jsonl(tmp_path / "mixed.jsonl")) == 8
+    with pytest.raises(InstructionDataError, match="no Chapter 6 language 'eng'"):
+        run(
+            "instructions",
+            "--types",
+            "mt",
+            "--source",
+            "eng",
+            "--target",
+            "af",
+            *files,
+            "--out",
+            "x",
+        )

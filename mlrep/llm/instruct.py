@@ -62,6 +62,7 @@ from typing import Literal
 
 from mlrep.align.bitext import read_token_pairs
 from mlrep.align.pharaoh import Link, read_alignments
+from mlrep.cliutil import positive_int, probability
 from mlrep.errors import MlrepError
 from mlrep.io import atomic_file, read_lines
 
@@ -104,22 +105,43 @@ class Language:
 
 @dataclass(frozen=True)
 class InstructSettings:
-    """The instruction sets' constants; the thesis gives only ``max_hints`` (S ≤ 5)."""
+    """The instruction sets' constants; the thesis gives only ``max_hints`` (S ≤ 5), the rest
+    are project defaults (module docstring), so a params section may leave any out."""
 
     max_span: int = field(
         default=3,
-        metadata={"help": "most words a side of an aligned span pair may have (Align/Hint/Revise)"},
+        metadata={
+            "type": positive_int,
+            "omissible": True,
+            "help": "most words a side of an aligned span pair may have (Align, Hint, Revise)",
+        },
     )
-    max_hints: int = field(default=5, metadata={"help": "most alignment hints per HintInstruct"})
+    max_hints: int = field(
+        default=5,
+        metadata={"type": positive_int, "omissible": True, "help": "most hints of a HintInstruct"},
+    )
     true_share: float = field(
-        default=0.5, metadata={"help": "probability that an AlignInstruct instance is True"}
+        default=0.5,
+        metadata={
+            "type": probability,
+            "omissible": True,
+            "help": "probability that an AlignInstruct instance is True",
+        },
     )
     align_per_pair: int = field(
-        default=1, metadata={"help": "AlignInstruct instances per sentence pair and direction"}
+        default=1,
+        metadata={
+            "type": positive_int,
+            "omissible": True,
+            "help": "AlignInstruct instances per sentence pair and direction",
+        },
     )
     both_directions: bool = field(
         default=True,
-        metadata={"help": "build MT/Align/Hint/Revise in both directions (else source→target)"},
+        metadata={
+            "omissible": True,
+            "help": "build MT, Align, Hint and Revise in both directions (else source→target)",
+        },
     )
 
 
