@@ -501,13 +501,13 @@ def revise_record(
     _, span = rng.choice(pairs)
     right = pair.target.surface(span)
     for _ in range(tries):
-        k = rng.randrange(len(pool) - 1)
-        other = pool[k + 1 if k >= index else k]
+        draw = rng.randrange(len(pool) - 1)  # any sentence but `pair`'s own
+        other = pool[draw + 1 if draw >= index else draw]
         words = [k for k in range(len(other.tokens)) if other.is_word(k)]
         if not words:
             continue
-        k = rng.choice(words)
-        wrong = other.surface((k, k + 1))
+        word = rng.choice(words)
+        wrong = other.surface((word, word + 1))
         if wrong != right:
             return revise_instruct(
                 pair.source.language,
