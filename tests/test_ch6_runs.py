@@ -20,8 +20,8 @@ from mlrep.chapters.ch6_aligninstruct.scores import (
     run_metrics,
 )
 from mlrep.llm.instruct import TYPES
-from mlrep.report import figures, reference, tables
-from mlrep.report.metrics import compile_template
+from mlrep.report import figures, fill, reference, tables
+from mlrep.report.metrics import collect, compile_template, write
 from mlrep.report.tables import AVERAGE
 from tests.conftest import REPO
 
@@ -325,3 +325,43 @@ def test_figures_read_runs_of_the_grid():
     for analysis in grid.analyses():
         for model in analysis.compared:
             assert grid.get(f"{analysis.setting}/{model}").model == ""
+
+
+def test_written_scores_fill_the_cells_that_name_them(tmp_path):
+    """A run's metrics written through the contract land in the cells of its rows: Table
+    6.2's 7b1 MTInstruct row, Table 6.6's supervised xx→en row (bound row by row) and Table
+    D.8's group row."""
+    results = tmp_path / "results"
+    b24 = grid.get("bloomz-24/7b1-mt")
+    scores = {
+        test: {
+            m: {d: 10.0 * (k + 1) for k, d in enumerate(b24.directions(["af", "gd"]))}
+            for m in METRICS
+        }
+        for test in b24.tests
+    }
+    b3 = grid.get("bloomz-3/7b1-noft")
+    directions = b3.directions([])
+    b3_scores = {"opus": {m: {d: float(k) for k, d in enumerate(directions)} for m in METRICS}}
+    for run, found in ((b24, scores), (b3, b3_scores)):
+        out = results / "ch6_aligninstruct" / run.path / "seed0" / "metrics.json"
+        write(out, "ch6_aligninstruct", run.path, 0, "tiny", run_metrics(found, run.setting))
+    collected = collect(results, "tiny")
+    published = reference.load_all(REPO / "reports" / "reference")
+    definitions = tables.load(published)
+
+    def cell(table_id: str, row: str, column: str) -> float | None:
+        filled = fill.fill(definitions[table_id], published[table_id], collected)
+        columns = published[table_id].header[definitions[table_id].labels :]
+        return filled.cells[filled.row_keys.index(row)][columns.index(column)].measured
+
+    # en-af 10, af-en 20, en-gd 30, gd-en 40
+    assert cell("thesis-table-6.2", "7b1-mt", "OPUS en→xx BLEU") == pytest.approx(20.0)
+    assert cell("thesis-table-6.2", "7b1-mt", "Flores xx→en COMET") == pytest.approx(30.0)
+    assert cell("thesis-table-6.2", "7b1-align", "OPUS en→xx BLEU") is None
+    xx_en = [k for k, (s, t) in enumerate(directions) if t == "en"]
+    assert cell("thesis-table-6.6", "7b1-noft", "Supervised BLEU") == pytest.approx(sum(xx_en) / 6)
+    seen_seen = [k for k, (s, t) in enumerate(directions) if s in grid.SEEN and t in grid.SEEN]
+    assert cell("thesis-table-D.8", "zero-shot-group-seen-seen", "COMET") == pytest.approx(
+        sum(seen_seen) / 6
+    )
