@@ -99,6 +99,16 @@ def test_self_parallel_pairs_are_tagged_as_direction_xx_to_xx():
         monolingual_mix.self_parallel(augmented, original * 2, "en", "t-enc")
 
 
+def test_unperturbed_sentences_leave_the_self_parallel_data_unless_kept():
+    augmented, original = ["Katze sat", "the  dog", "le dog"], ["cat sat", "the dog", "the dog"]
+    assert monolingual_mix.self_parallel(augmented, original, "en", "t-enc") == (
+        ["__en__ Katze sat", "__en__ le dog"],
+        ["cat sat", "the dog"],
+    )
+    kept = monolingual_mix.self_parallel(augmented, original, "en", "t-enc", drop_unchanged=False)
+    assert kept == (["__en__ Katze sat", "__en__ the  dog", "__en__ le dog"], original)
+
+
 def _run(capsys, *argv):
     code = main([str(a) for a in argv])
     out = capsys.readouterr()
@@ -135,8 +145,8 @@ def test_mono_mix_verb_writes_each_language_and_its_stats(tmp_path, capsys):
 
 def test_self_parallel_verb_writes_the_tagged_pair(tmp_path, capsys):
     source, target = tmp_path / "aa.sub", tmp_path / "orig.sub"
-    source.write_text("Katze sat\nle dog\n")
-    target.write_text("cat sat\nthe dog\n")
+    source.write_text("Katze sat\nthe cat\nle dog\n")
+    target.write_text("cat sat\nthe cat\nthe dog\n")
     out_src, out_tgt = tmp_path / "bin" / "train.src", tmp_path / "bin" / "train.tgt"
     code, printed, err = _run(capsys, "nmt", "self-parallel", "--lang", "en", "--source", source,
                               "--target", target, "--tag-format", "s-enc-t-dec",
@@ -145,3 +155,8 @@ def test_self_parallel_verb_writes_the_tagged_pair(tmp_path, capsys):
     assert json.loads(printed)["lines"] == 2
     assert out_src.read_text() == "__en__ Katze sat\n__en__ le dog\n"
     assert out_tgt.read_text() == "__en__ cat sat\n__en__ the dog\n"
+    code, printed, _ = _run(capsys, "nmt", "self-parallel", "--lang", "en", "--source", source,
+                            "--target", target, "--tag-format", "t-enc", "--drop-unchanged",
+                            "false", "--out-source", out_src, "--out-target", out_tgt)  # fmt: skip
+    assert code == 0 and json.loads(printed)["lines"] == 3
+    assert out_tgt.read_text() == target.read_text()

@@ -152,8 +152,7 @@ def _self_parallel(args: argparse.Namespace) -> int:
 
     sources, targets = monolingual_mix.self_parallel(
         read_lines(args.source, NmtDataError), read_lines(args.target, NmtDataError),
-        args.lang, args.tag_format,
-        args.tag_style,
+        args.lang, args.tag_format, args.tag_style, args.drop_unchanged,
     )  # fmt: skip
     for path, lines in ((args.out_source, sources), (args.out_target, targets)):
         atomic_write_text(path, "".join(f"{line}\n" for line in lines))
@@ -755,6 +754,12 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     spar.add_argument("--target", type=Path, required=True, help="x: the original subwords")
     spar.add_argument("--tag-format", choices=TAGS, required=True)
     spar.add_argument("--tag-style", choices=TAG_STYLES, default=FAIRSEQ)
+    spar.add_argument(
+        "--drop-unchanged",
+        type=boolean,
+        default=True,
+        help="leave out pairs whose C(x) is x, as mRASP's RAS script does (true)",
+    )
     spar.add_argument("--out-source", type=Path, required=True)
     spar.add_argument("--out-target", type=Path, required=True)
     spar.set_defaults(func=_self_parallel)

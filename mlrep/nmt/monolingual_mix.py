@@ -61,16 +61,30 @@ def mix(
 
 
 def self_parallel(
-    augmented: list[str], original: list[str], lang: str, tag_format: str, style: str = FAIRSEQ
+    augmented: list[str],
+    original: list[str],
+    lang: str,
+    tag_format: str,
+    style: str = FAIRSEQ,
+    drop_unchanged: bool = True,
 ) -> tuple[list[str], list[str]]:
     """The pairs (C(x), x) of language `lang` as the data-bin holds them: subword lines tagged
-    as the direction `lang`→`lang` in `tag_format` and tag `style` (`mlrep.nmt.data`)."""
+    as the direction `lang`→`lang` in `tag_format` and tag `style` (`mlrep.nmt.data`).
+
+    `drop_unchanged` leaves out the pairs whose C(x) is x: mRASP's RAS script keeps only the
+    sentences it replaced a word in, and mRASP2's monolingual data is that script's output
+    alone, so an unperturbed sentence would add a copy task the paper did not train. (The
+    script counts a replacement spelled like the word it replaces; text equality does not.)"""
     if len(augmented) != len(original):
         raise NmtDataError(
             f"{len(augmented)} augmented lines for {len(original)} original {lang} lines"
         )
-    tagged = tag_lines(
-        Direction(lang, lang), augmented, original, [frozenset()] * len(original), tag_format,
-        reverse=False, tags=style,
-    )  # fmt: skip
+    kept = [
+        (source, target)
+        for source, target in zip(augmented, original, strict=True)
+        if not (drop_unchanged and source.split() == target.split())
+    ]
+    sources, targets = [s for s, _ in kept], [t for _, t in kept]
+    links = [frozenset()] * len(kept)
+    tagged = tag_lines(Direction(lang, lang), sources, targets, links, tag_format, False, style)
     return tagged.sources, tagged.targets
