@@ -79,6 +79,10 @@ def test_mix_resamples_each_language_to_its_count_by_seed():
     # each language has its own draws: adding one leaves the others' lines as they were
     alone = monolingual_mix.mix({"de": texts["de"]}, {"de": 4}, seed=1)
     assert alone["de"] == mixed["de"]
+    # and two languages of one size do not share their subset (their lines are not paired)
+    same_size = {"de": texts["de"], "nl": [f"nl{i}" for i in range(10)]}
+    both = monolingual_mix.mix(same_size, {"de": 4, "nl": 4}, seed=1)
+    assert [line[2:] for line in both["de"]] != [line[2:] for line in both["nl"]]
 
 
 def test_self_parallel_pairs_are_tagged_as_direction_xx_to_xx():

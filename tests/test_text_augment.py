@@ -340,6 +340,9 @@ def test_one_dictionary_gives_the_same_text_per_sentence_and_per_word():
     word, _ = augment.augment(text, {"d": COVERED}, 0.5, seed=6, per="word")
     sentence, stats = augment.augment(text, {"d": COVERED}, 0.5, seed=6, per="sentence")
     assert word == sentence and stats.lines_per_dictionary == {"d": 100}
+    # and the text of `substitute` with one generator over the lines: no dictionary draw
+    rng = random.Random(6)
+    assert word == [" ".join(augment.substitute(t.split(), COVERED, 0.5, rng)[0]) for t in text]
     with pytest.raises(ValueError, match="at least one dictionary"):
         augment.augment(text, {}, 0.5, seed=6)
 
