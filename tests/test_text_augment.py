@@ -411,3 +411,51 @@ def test_induce_dictionary_verb_passes_min_prob_on(tmp_path, capsys):
     assert dictionary.read_text() == "a x\na z\nb y\nc v\nc w\n"
     assert _run(capsys, *argv, "--min-prob", "0.3")[0] == 0
     assert dictionary.read_text() == "a x\nb y\nc v\nc w\n"
+
+
+def test_a_synonym_graph_lists_words_within_the_depth_by_hand():
+    dictionaries = {("en", "de"): EN_DE, ("en", "fr"): {"cat": ["chat"], "dog": ["chien"]}}
+    # edges: EN__cat–DE__Katze, EN__dog–DE__Hund, EN__cat–FR__chat, EN__dog–FR__chien
+    assert augment.synonym_graph(dictionaries, 1) == [
+        "EN__cat\tDE__Katze__1\tFR__chat__1",
+        "DE__Katze\tEN__cat__1",
+        "EN__dog\tDE__Hund__1\tFR__chien__1",
+        "DE__Hund\tEN__dog__1",
+        "FR__chat\tEN__cat__1",
+        "FR__chien\tEN__dog__1",
+    ]
+    deep = augment.synonym_graph(dictionaries, 2)
+    assert deep[1] == "DE__Katze\tEN__cat__1\tFR__chat__2"  # German to French through English
+    assert deep[0] == "EN__cat\tDE__Katze__1\tFR__chat__1"  # nothing new two steps away
+
+
+def test_a_synonym_graph_reaches_same_language_synonyms_and_stops_at_its_depth():
+    # a chain de:Wort – en:word – fr:mot – en:term: "term" is 3 steps from "Wort"
+    dictionaries = {
+        ("en", "de"): {"word": ["Wort"]},
+        ("en", "fr"): {"word": ["mot"], "term": ["mot"]},
+    }
+    lines = augment.synonym_graph(dictionaries, 3)
+    assert lines[1] == "DE__Wort\tEN__word__1\tFR__mot__2\tEN__term__3"
+    assert augment.synonym_graph(dictionaries, 2)[1] == "DE__Wort\tEN__word__1\tFR__mot__2"
+    assert lines[0] == "EN__word\tDE__Wort__1\tFR__mot__1\tEN__term__2"  # an English synonym
+    for depth, complaint in [(0, "depth 0"), (10, "depth 10")]:
+        with pytest.raises(TextInputError, match=complaint):
+            augment.synonym_graph(dictionaries, depth)
+    with pytest.raises(TextInputError, match=r"\['deu', 'en'\]: the synonym format has two"):
+        augment.synonym_graph({("en", "deu"): {"word": ["Wort"]}}, 1)
+
+
+def test_synonym_graph_verb_writes_what_augment_reads(tmp_path, capsys):
+    de, fr = _write(tmp_path, **{"en-de.txt": "cat Katze\n", "en-fr.txt": "cat chat\n"})
+    graph = tmp_path / "synonyms"
+    code, out, err = _run(capsys, "text", "synonym-graph", "--dictionary", de, fr,
+                          "--max-depth", "2", "--output", graph)  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out) == {"output": str(graph), "words": 3}
+    # the graph reads back: German headwords reach French at depth 2, weighted below English
+    assert augment.read_synonyms(graph, "de", max_depth=2) == {"Katze": ["cat", "cat", "chat"]}
+    for files, complaint in [((de, de), "the pair en-de twice"), ((tmp_path / "x.txt",), "named")]:
+        code, _, err = _run(capsys, "text", "synonym-graph", "--dictionary", *files,
+                            "--output", graph)  # fmt: skip
+        assert code == 2 and complaint in err, err

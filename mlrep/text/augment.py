@@ -19,7 +19,8 @@ multi-word entries cannot occur in any of the formats below and are not handled)
   (`read_synonyms`). The released files themselves (1.6-2.2 GB) were not inspected here: the
   format is that of the scripts, not confirmed on the files.
 - A dictionary induced from the project's own word alignments (`induce`), for scales without
-  MUSE, written in the MUSE format (`write_muse`).
+  MUSE, written in the MUSE format (`write_muse`); several of them (or MUSE files) make a
+  synonym dictionary as mRASP's word graph makes the release's (`synonym_graph`).
 
 A dictionary's translations keep their file order and may repeat a word: a repeat weighs it
 (`read_synonyms` weighs shorter paths this way, as mRASP does).
@@ -59,6 +60,7 @@ from mlrep.text.lines import TextInputError, read_lines
 Dictionary = dict[str, list[str]]
 Per = Literal["sentence", "word"]  # what draws a replacement language (module docstring)
 
+_CODE = re.compile(r"[A-Za-z]{2}")
 _HEAD = re.compile(r"^([A-Za-z]{2})__(\S+)$")
 _ENTRY = re.compile(r"^([A-Za-z]{2})__(\S+)__([1-9])$")
 
@@ -183,6 +185,42 @@ def read_aligned(
                     "tokenization: align these token files"
                 )
     return pairs, links
+
+
+def synonym_graph(dictionaries: Mapping[tuple[str, str], Dictionary], max_depth: int) -> list[str]:
+    """The lines of a multilingual synonym dictionary (`read_synonyms`' format) built from
+    bilingual ones keyed by (source, target) language, as mRASP's ``multi_way_word_graph.py``
+    builds ``synonym_dict_raw_dep<d>`` from MUSE: each pair is an edge between ``SRC__word``
+    and ``TGT__translation`` (upper-case codes), and each word's line lists every word within
+    `max_depth` edges with its distance, so words of a third language (and same-language
+    synonyms) come in through a shared translation. Built from induced dictionaries, it stands
+    in for the release's files where they are not used (the tiny scale). Words come in order
+    of first appearance and entries by distance, then spelling (mRASP's order is a set's)."""
+    if not 1 <= max_depth <= 9:
+        raise TextInputError(f"a synonym graph of depth {max_depth}: the format has 1 to 9")
+    codes = sorted({code for pair in dictionaries for code in pair})
+    if not all(_CODE.fullmatch(code) for code in codes):
+        raise TextInputError(
+            f"language codes {codes}: the synonym format has two-letter codes (en, de); name "
+            "the dictionaries by their two-letter codes"
+        )
+    neighbours: dict[str, set[str]] = {}
+    for (src, tgt), dictionary in dictionaries.items():
+        for word, translations in dictionary.items():
+            for translation in translations:
+                a, b = f"{src.upper()}__{word}", f"{tgt.upper()}__{translation}"
+                neighbours.setdefault(a, set()).add(b)
+                neighbours.setdefault(b, set()).add(a)
+    lines = []
+    for vertex in neighbours:
+        depth = {vertex: 0}
+        frontier = {vertex}
+        for distance in range(1, max_depth + 1):
+            frontier = {n for v in frontier for n in neighbours[v] if n not in depth}
+            depth |= dict.fromkeys(frontier, distance)
+        entries = sorted((d, word) for word, d in depth.items() if d)
+        lines.append("\t".join([vertex, *(f"{word}__{d}" for d, word in entries)]))
+    return lines
 
 
 def write_muse(dictionary: Dictionary, path: Path) -> None:

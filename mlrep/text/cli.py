@@ -27,7 +27,7 @@ from mlrep.cliutil import (
     scale_of,
     settings_from,
 )
-from mlrep.io import atomic_directory
+from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
 from mlrep.text import (
     augment,
@@ -328,6 +328,22 @@ def _induce_dictionary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _synonym_graph(args: argparse.Namespace) -> int:
+    """Bilingual MUSE files named ``<src>-<tgt>.*`` into one multilingual synonym file."""
+    dictionaries: dict[tuple[str, str], augment.Dictionary] = {}
+    for path in args.dictionary:
+        src, _, tgt = path.name.split(".")[0].partition("-")
+        if not (src and tgt) or "-" in tgt:
+            raise UsageError(f"--dictionary files must be named <src>-<tgt>.<ext>, not {path}")
+        if (src, tgt) in dictionaries:
+            raise UsageError(f"--dictionary gives the pair {src}-{tgt} twice")
+        dictionaries[src, tgt] = augment.read_muse(path)
+    graph = augment.synonym_graph(dictionaries, args.max_depth)
+    atomic_write_text(args.output, "".join(line + "\n" for line in graph))
+    print(json.dumps({"output": str(args.output), "words": len(graph)}))
+    return 0
+
+
 def _gather(args: argparse.Namespace) -> int:
     total = lines.gather(args.parts, args.output)
     print(json.dumps({"output": str(args.output), "lines": total.lines}))
@@ -521,6 +537,16 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     ind.add_argument("--min-prob", type=probability, default=0.1, help="least p(t|s) (0.1)")
     ind.add_argument("--output", type=Path, required=True, help="dictionary written here")
     ind.set_defaults(func=_induce_dictionary)
+
+    syn = sub.add_parser(
+        "synonym-graph", help="multilingual synonym dictionary from bilingual ones (mRASP)"
+    )
+    syn.add_argument(
+        "--dictionary", type=Path, nargs="+", required=True, help="MUSE files <src>-<tgt>.txt"
+    )
+    syn.add_argument("--max-depth", type=positive_int, default=1, help="longest path (1-9)")
+    syn.add_argument("--output", type=Path, required=True, help="synonym dictionary file")
+    syn.set_defaults(func=_synonym_graph)
 
     gather = sub.add_parser("gather", help="join shard outputs in order")
     gather.add_argument("--output", type=Path, required=True)
