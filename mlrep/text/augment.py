@@ -38,7 +38,8 @@ two ways (`augment`'s `per`), the two of mRASP's released RAS scripts:
   more often.
 
 mRASP's RAS (the paper's S2 system) and mRASP2's AA differ only in data and settings, not in
-code: RAS runs on parallel text, AA on parallel and monolingual text; both at p = 0.9 in mRASP2.
+code: RAS runs on parallel text, AA on parallel and monolingual text. mRASP2 states p = 0.9
+for its AA (mRASP's scripts default to 0.15).
 """
 
 from __future__ import annotations
