@@ -459,3 +459,18 @@ def test_synonym_graph_verb_writes_what_augment_reads(tmp_path, capsys):
         code, _, err = _run(capsys, "text", "synonym-graph", "--dictionary", *files,
                             "--output", graph)  # fmt: skip
         assert code == 2 and complaint in err, err
+
+
+def test_a_muse_file_as_released_tab_separated_lower_case_with_identity_pairs(tmp_path):
+    # the shape of MUSE's en-X files: tabs, lower case, a word's translations on adjacent
+    # lines, the word itself among them (names, loans)
+    path = tmp_path / "en-cs.txt"
+    path.write_text("house\tdům\nhouse\thouse\nwas\tbyl\nwas\tbyla\nlondon\tlondýn\n")
+    dictionary = augment.read_muse(path)
+    assert dictionary == {"house": ["dům", "house"], "was": ["byl", "byla"], "london": ["londýn"]}
+    # lookup is case-sensitive, as in mRASP: a capitalised word of the text is not replaced
+    # (the paper's Figure 6 keeps "One", "EU", "Graves" and "BBC Radio Leeds")
+    out, stats = augment.augment(["London was a house ."], {"en-cs": dictionary}, 1.0, seed=0)
+    words = out[0].split()
+    assert words[0] == "London" and words[1] in ("byl", "byla") and words[3] in ("dům", "house")
+    assert (stats.in_dictionary, stats.replaced) == (2, 2)  # "house" for "house" counts
