@@ -723,9 +723,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     add_options(prep, DatasetSettings)
     prep.set_defaults(func=_prepare)
 
-    mix = sub.add_parser(
-        "mono-mix", parents=[common], help="temperature-sampled mix of monolingual text (MC24)"
-    )
+    mix = sub.add_parser("mono-mix", help="temperature-sampled mix of monolingual text (MC24)")
     mix.add_argument(
         "--input",
         type=_lang_file,
@@ -746,9 +744,7 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     mix.add_argument("--out", type=Path, required=True, help="folder: mono.<lang>, mix.json")
     mix.set_defaults(func=_mono_mix)
 
-    spar = sub.add_parser(
-        "self-parallel", parents=[common], help="tag (C(x), x) pairs as direction xx→xx"
-    )
+    spar = sub.add_parser("self-parallel", help="tag (C(x), x) pairs as direction xx→xx")
     spar.add_argument("--lang", required=True, help="the language of the original text")
     spar.add_argument("--source", type=Path, required=True, help="C(x): augmented subwords")
     spar.add_argument("--target", type=Path, required=True, help="x: the original subwords")
