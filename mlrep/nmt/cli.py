@@ -23,6 +23,7 @@ from mlrep.cliutil import (
     add_options,
     boolean,
     common_options,
+    positive_float,
     positive_int,
     scale_of,
     settings_from,
@@ -95,6 +96,69 @@ def _link_key(text: str) -> tuple[str, Path]:
             f"{text!r}: give <split>.en-xx=<links file>, e.g. train.en-ja=results/align/…/links.txt"
         )
     return key, Path(path)
+
+
+def _lang_file(text: str) -> tuple[str, Path]:
+    """``xx=PATH``: one language's monolingual text."""
+    lang, sep, path = text.partition("=")
+    if not (sep and lang and path):
+        raise argparse.ArgumentTypeError(f"{text!r}: give <lang>=<file>, e.g. de=mono.de")
+    return lang, Path(path)
+
+
+def _mono_mix(args: argparse.Namespace) -> int:
+    """Temperature-sampled monolingual text, one ``mono.<lang>`` per language, and
+    ``mix.json`` (counts before and after, ratios)."""
+    from mlrep.io import read_lines
+    from mlrep.nmt import monolingual_mix, sampling
+    from mlrep.nmt.data import NmtDataError
+
+    files = dict(args.input)
+    if len(files) < len(args.input):
+        raise UsageError("--input names a language twice")
+    texts = {lang: read_lines(path, NmtDataError) for lang, path in files.items()}
+    before = {lang: len(lines) for lang, lines in texts.items()}
+    empty = sorted(lang for lang, n in before.items() if not n)
+    if empty:
+        raise UsageError(f"--input files of {empty} have no lines")
+    after = monolingual_mix.mix_counts(before, args.temperature, args.total, args.fixed)
+    mixed = monolingual_mix.mix(texts, after, args.seed)
+    sampled = {lang: n for lang, n in before.items() if lang not in args.fixed}
+    shares = sampling.probabilities(sampled, args.temperature) if sampled else {}
+    stats = {
+        "inputs": {lang: str(path) for lang, path in files.items()},
+        "temperature": args.temperature,
+        "total": sum(after.values()),
+        "fixed": sorted(args.fixed),
+        "seed": args.seed,
+        "before": before,
+        "after": after,
+        "share": {lang: round(q, 6) for lang, q in shares.items()},
+        "ratio": {lang: round(after[lang] / before[lang], 4) for lang in before},
+    }
+    with atomic_directory(args.out) as staging:
+        for lang, lines in mixed.items():
+            atomic_write_text(staging / f"mono.{lang}", "".join(f"{line}\n" for line in lines))
+        atomic_write_text(staging / "mix.json", json.dumps(stats, indent=1) + "\n")
+    print(json.dumps({"out": str(args.out), "after": after}))
+    return 0
+
+
+def _self_parallel(args: argparse.Namespace) -> int:
+    """A language's pairs (C(x), x) tagged as the data-bin's direction xx→xx."""
+    from mlrep.io import read_lines
+    from mlrep.nmt import monolingual_mix
+    from mlrep.nmt.data import NmtDataError
+
+    sources, targets = monolingual_mix.self_parallel(
+        read_lines(args.source, NmtDataError), read_lines(args.target, NmtDataError),
+        args.lang, args.tag_format, args.tag_style, args.drop_unchanged,
+    )  # fmt: skip
+    for path, lines in ((args.out_source, sources), (args.out_target, targets)):
+        atomic_write_text(path, "".join(f"{line}\n" for line in lines))
+    print(json.dumps({"source": str(args.out_source), "target": str(args.out_target),
+                      "lines": len(sources)}))  # fmt: skip
+    return 0
 
 
 def _links(args: argparse.Namespace) -> int:
@@ -600,7 +664,7 @@ def _metrics(args: argparse.Namespace) -> int:
 
 
 def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    from mlrep.nmt.data import TAGS
+    from mlrep.nmt.data import FAIRSEQ, TAG_STYLES, TAGS
     from mlrep.nmt.settings import (
         TRAIN_VERB_SET,
         BeamSettings,
@@ -658,6 +722,43 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     add_options(prep, DataSettings)
     add_options(prep, DatasetSettings)
     prep.set_defaults(func=_prepare)
+
+    mix = sub.add_parser("mono-mix", help="temperature-sampled mix of monolingual text (MC24)")
+    mix.add_argument(
+        "--input",
+        type=_lang_file,
+        nargs="+",
+        required=True,
+        help="<lang>=<file>: each language's word-tokenized monolingual text",
+    )
+    mix.add_argument(
+        "--temperature", type=positive_float, default=5.0, help="T of q_i ∝ (n_i/N)^(1/T) (5)"
+    )
+    mix.add_argument(
+        "--total", type=positive_int, help="lines in the mix (default: all input lines)"
+    )
+    mix.add_argument(
+        "--fixed", nargs="*", default=[], help="languages kept whole, ratio 1 (mRASP2: nl pl pt)"
+    )
+    mix.add_argument("--seed", type=int, required=True, help="seed of the subsets")
+    mix.add_argument("--out", type=Path, required=True, help="folder: mono.<lang>, mix.json")
+    mix.set_defaults(func=_mono_mix)
+
+    spar = sub.add_parser("self-parallel", help="tag (C(x), x) pairs as direction xx→xx")
+    spar.add_argument("--lang", required=True, help="the language of the original text")
+    spar.add_argument("--source", type=Path, required=True, help="C(x): augmented subwords")
+    spar.add_argument("--target", type=Path, required=True, help="x: the original subwords")
+    spar.add_argument("--tag-format", choices=TAGS, required=True)
+    spar.add_argument("--tag-style", choices=TAG_STYLES, default=FAIRSEQ)
+    spar.add_argument(
+        "--drop-unchanged",
+        type=boolean,
+        default=True,
+        help="leave out pairs whose C(x) is x, as mRASP's RAS script does (true)",
+    )
+    spar.add_argument("--out-source", type=Path, required=True)
+    spar.add_argument("--out-target", type=Path, required=True)
+    spar.set_defaults(func=_self_parallel)
 
     lnk = sub.add_parser(
         "links",

@@ -53,11 +53,17 @@ def ratios(counts: Mapping[str, int], temperature: float) -> dict[str, float]:
     }
 
 
-def sampled_counts(counts: Mapping[str, int], temperature: float) -> dict[str, int]:
-    """Each corpus's lines after resampling: q_i · N rounded so that they sum to N exactly
-    (the largest fractional parts get the leftover lines; ties by name, so it is
-    deterministic). T = 1 gives back `counts`."""
-    total = sum(counts.values())
+def sampled_counts(
+    counts: Mapping[str, int], temperature: float, total: int | None = None
+) -> dict[str, int]:
+    """Each corpus's lines after resampling: q_i · `total` (N when None) rounded so that they
+    sum to `total` exactly (the largest fractional parts get the leftover lines; ties by name,
+    so it is deterministic). T = 1 gives back `counts`; a `total` other than N is a budget, as
+    a monolingual mix may have (`mlrep.nmt.monolingual_mix`)."""
+    if total is None:
+        total = sum(counts.values())
+    if total < 0:
+        raise ValueError(f"a resampled total of {total} lines")
     exact = {name: q * total for name, q in probabilities(counts, temperature).items()}
     out = {name: int(x) for name, x in exact.items()}
     by_remainder = sorted(exact, key=lambda name: (out[name] - exact[name], name))

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from mlrep.cliutil import (
     UsageError,
@@ -27,7 +27,7 @@ from mlrep.cliutil import (
     scale_of,
     settings_from,
 )
-from mlrep.io import atomic_directory
+from mlrep.io import atomic_directory, atomic_write_text
 from mlrep.provenance import record
 from mlrep.text import (
     augment,
@@ -274,24 +274,31 @@ def _pretrain_pairs(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dictionary(args: argparse.Namespace) -> augment.Dictionary:
-    """The ``--dictionary`` in its ``--format``; the synonym options only apply to synonyms."""
+def _dictionaries(args: argparse.Namespace) -> dict[str, augment.Dictionary]:
+    """The ``--dictionary`` files in their ``--format``, each named by its file's stem
+    (``en-de``); the synonym options only apply to the one synonym file."""
     if args.format == "muse":
         if args.lang or args.targets or args.max_depth is not None:
             raise UsageError("--lang, --targets and --max-depth are for --format synonym only")
-        return augment.read_muse(args.dictionary)
+        names = [path.stem for path in args.dictionary]
+        if len(set(names)) < len(names):
+            raise UsageError(f"--dictionary files need distinct names, got {names}")
+        return {path.stem: augment.read_muse(path) for path in args.dictionary}
     if not args.lang:
         raise UsageError("--format synonym needs --lang, the language of the input's words")
-    return augment.read_synonyms(args.dictionary, args.lang, args.targets, args.max_depth or 1)
+    if len(args.dictionary) > 1:
+        raise UsageError("--format synonym reads one file (it holds every language)")
+    (path,) = args.dictionary
+    return {path.stem: augment.read_synonyms(path, args.lang, args.targets, args.max_depth or 1)}
 
 
 def _augment(args: argparse.Namespace) -> int:
-    dictionary = _dictionary(args)
+    dictionaries = _dictionaries(args)
     source = lines.read_lines(args.input)
     target = args.target or args.input  # monolingual input: the self-parallel pair (C(x), x)
     if args.target and len(lines.read_lines(args.target)) != len(source):
         raise UsageError(f"{args.input} and {args.target} must have the same number of lines")
-    out, stats = augment.augment(source, dictionary, args.p, args.seed)
+    out, stats = augment.augment(source, dictionaries, args.p, args.seed, args.per)
     counts = lines.Counts(lines=len(source))
     counts.empty = sum(1 for line in out if not line)
     counts.processed = counts.lines - counts.empty
@@ -299,9 +306,10 @@ def _augment(args: argparse.Namespace) -> int:
         "tool": "mlrep aligned augmentation (mRASP2 AA)",
         "input": str(args.input),
         "pair": {"source": str(args.output), "target": str(target)},
-        "dictionary": str(args.dictionary),
+        "dictionary": [str(path) for path in args.dictionary],
         "format": args.format,
-        "dictionary_words": len(dictionary),
+        "dictionary_words": {name: len(words) for name, words in dictionaries.items()},
+        "per": args.per,
         "p": args.p,
         "seed": args.seed,
         **asdict(stats),
@@ -313,10 +321,26 @@ def _augment(args: argparse.Namespace) -> int:
 
 def _induce_dictionary(args: argparse.Namespace) -> int:
     pairs, links = augment.read_aligned(args.source, args.target, args.alignment)
-    dictionary = augment.induce(pairs, links, args.min_count, args.top)
+    dictionary = augment.induce(pairs, links, args.min_count, args.top, args.min_prob)
     augment.write_muse(dictionary, args.output)
     entries = sum(len(translations) for translations in dictionary.values())
     print(json.dumps({"output": str(args.output), "words": len(dictionary), "entries": entries}))
+    return 0
+
+
+def _synonym_graph(args: argparse.Namespace) -> int:
+    """Bilingual MUSE files named ``<src>-<tgt>.*`` into one multilingual synonym file."""
+    dictionaries: dict[tuple[str, str], augment.Dictionary] = {}
+    for path in args.dictionary:
+        src, _, tgt = path.name.split(".")[0].partition("-")
+        if not (src and tgt) or "-" in tgt:
+            raise UsageError(f"--dictionary files must be named <src>-<tgt>.<ext>, not {path}")
+        if (src, tgt) in dictionaries:
+            raise UsageError(f"--dictionary gives the pair {src}-{tgt} twice")
+        dictionaries[src, tgt] = augment.read_muse(path)
+    graph = augment.synonym_graph(dictionaries, args.max_depth)
+    atomic_write_text(args.output, "".join(line + "\n" for line in graph))
+    print(json.dumps({"output": str(args.output), "words": len(graph)}))
     return 0
 
 
@@ -486,8 +510,16 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
     aug = sub.add_parser("augment", help="mRASP2 aligned augmentation: dictionary substitution")
     _io(aug, sharded=False)
-    aug.add_argument("--dictionary", type=Path, required=True, help="dictionary file")
+    aug.add_argument(
+        "--dictionary", type=Path, nargs="+", required=True, help="dictionary files (muse: several)"
+    )
     aug.add_argument("--format", required=True, choices=("muse", "synonym"))
+    aug.add_argument(
+        "--per",
+        choices=get_args(augment.Per),
+        default="word",
+        help="several dictionaries: one drawn per line (sentence) or all pooled (word)",
+    )
     aug.add_argument("--p", type=probability, default=0.9, help="replace probability (0.9)")
     aug.add_argument("--seed", type=int, required=True, help="seed of the substitutions")
     aug.add_argument("--target", type=Path, help="target side of a parallel input (none: mono)")
@@ -502,8 +534,19 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     ind.add_argument("--alignment", type=Path, required=True, help="Pharaoh links i-j")
     ind.add_argument("--min-count", type=positive_int, default=2, help="least link count")
     ind.add_argument("--top", type=positive_int, default=5, help="translations per word")
+    ind.add_argument("--min-prob", type=probability, default=0.1, help="least p(t|s) (0.1)")
     ind.add_argument("--output", type=Path, required=True, help="dictionary written here")
     ind.set_defaults(func=_induce_dictionary)
+
+    syn = sub.add_parser(
+        "synonym-graph", help="multilingual synonym dictionary from bilingual ones (mRASP)"
+    )
+    syn.add_argument(
+        "--dictionary", type=Path, nargs="+", required=True, help="MUSE files <src>-<tgt>.txt"
+    )
+    syn.add_argument("--max-depth", type=positive_int, default=1, help="longest path (1-9)")
+    syn.add_argument("--output", type=Path, required=True, help="synonym dictionary file")
+    syn.set_defaults(func=_synonym_graph)
 
     gather = sub.add_parser("gather", help="join shard outputs in order")
     gather.add_argument("--output", type=Path, required=True)
