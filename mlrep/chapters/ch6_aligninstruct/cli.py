@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from mlrep.chapters.ch6_aligninstruct.runs import NAMES
-from mlrep.cliutil import add_options, fill
+from mlrep.cliutil import add_options, fill, positive_int
 from mlrep.errors import did_you_mean
 from mlrep.llm.instruct import TYPES, InstructionDataError, InstructSettings, Language
 
@@ -46,6 +46,7 @@ def _instructions(args: argparse.Namespace) -> int:
         args.target_text,
         settings,
         args.mono,
+        args.max_pairs,
     )
     print(json.dumps(dict(sorted(counts.items()))))
     return 0
@@ -78,6 +79,11 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "--mono", choices=("source", "target"), default="target", help="side the Mono sets use"
     )
     build.add_argument("--seed", type=int, required=True, help="seeds every random choice")
+    build.add_argument(
+        "--max-pairs",
+        type=positive_int,
+        help="build from the first N sentence pairs of the aligned corpus (default: all)",
+    )
     build.add_argument("--out", type=Path, required=True, help="JSONL file to write")
     add_options(build, InstructSettings)
     build.set_defaults(func=_instructions)
