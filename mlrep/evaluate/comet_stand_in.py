@@ -53,7 +53,8 @@ def _tokenizer(folder: Path, lines: Sequence[str]):  # -> XLMRobertaTokenizer
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(list(lines) * 5),
         model_prefix=str(prefix),
-        vocab_size=60,
+        # every character a piece of its own (coverage 1), and some room for merges
+        vocab_size=len(set("".join(lines))) + 40,
         hard_vocab_limit=False,
         character_coverage=1.0,
         num_threads=1,

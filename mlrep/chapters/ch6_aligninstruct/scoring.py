@@ -65,11 +65,12 @@ def _score(
     refs: list[str],
     tgt: str,
     scorer: Comet | None,
+    batch_size: int,
 ) -> mt.Score:
     if metric == "comet":
         if scorer is None:
             raise ScoringError("COMET needs a checkpoint: give --comet-checkpoint")
-        return mt.comet(hyps, refs, sources, scorer)
+        return mt.comet(hyps, refs, sources, scorer, batch_size)
     return mt.score(PROTOCOLS[metric], hyps, refs, tgt)
 
 
@@ -80,6 +81,7 @@ def score(
     languages: Sequence[str],
     metrics: Sequence[str] = ("bleu", "chrf", "comet"),
     scorer: Comet | None = None,
+    batch_size: int = 16,
 ) -> dict[str, Any]:
     """Score every test set and direction of `run`: the hypotheses
     ``<hypotheses>/<test>/<src>-<tgt>.txt`` (`decode.split`'s) against the test set folders
@@ -109,8 +111,8 @@ def score(
                     f"{tests[test]}: decode the run's prompts of this test set again"
                 )
             for metric in metrics:
-                result = _score(metric, hyps, sources, refs, tgt, scorer)
-                floor = _score(metric, sources, sources, refs, tgt, scorer)
+                result = _score(metric, hyps, sources, refs, tgt, scorer, batch_size)
+                floor = _score(metric, sources, sources, refs, tgt, scorer, batch_size)
                 by_metric[metric][f"{src}-{tgt}"] = {
                     "score": result.score,
                     "signature": result.signature,
