@@ -39,6 +39,8 @@ from mlrep.errors import MlrepError
 from mlrep.evaluate.bleurt import checkpoint_folder
 
 CHECKPOINT = "checkpoints/model.ckpt"
+# marks the signature of a checkpoint whose hparams say it is a random stand-in
+STAND_IN = "stand-in: random weights"
 FILES = ("hparams.yaml", CHECKPOINT)
 ENCODER_FILES = (
     "config.json",
@@ -237,5 +239,5 @@ def load(checkpoint: str, revision: str | None = None, device: str | None = None
         max_length=config.max_position_embeddings - 4,
         device=device,
         signature=f"comet:{name}|encoder:{hparams['pretrained_model']}|mlrep port"
-        + ("|stand-in: random weights" if hparams.get("stand_in") else ""),
+        + (f"|{STAND_IN}" if hparams.get("stand_in") else ""),
     )

@@ -16,6 +16,11 @@ them in two jobs (two score files, ``--metrics bleu chrf`` and ``--metrics comet
   (`mlrep.llm.instruct.strip_terminal`: a model trained on ``{text}.`` writes it back).
 * **Floors** (`mlrep.report.metrics.FLOOR`): every metric also scores each direction's source
   lines as the hypothesis, so the claims ledger can tell a model from copying its input.
+* **A COMET stand-in** (a checkpoint whose signature carries `mlrep.evaluate.comet.STAND_IN`)
+  ran the real code path, but its numbers mean nothing: its names go to the contract's
+  ``pending`` with `STAND_IN_REASON`, which the tables print in their cells and which leaves
+  every claim on COMET "not run at this scale"; the numbers stay in the file under
+  ``stand_in`` (never read by the report) and in the score file.
 * **Per-sentence data.** A direction's metric keeps its statistics (``bleu_stats``,
   ``chrf_stats``, COMET's ``sentence_scores``); a group (the mean over its directions) lists
   its directions' statistics with ``groups``, so the claims' paired bootstrap resamples within
@@ -42,6 +47,7 @@ from mlrep.chapters.ch6_aligninstruct.scores import (
 )
 from mlrep.errors import MlrepError
 from mlrep.evaluate import mt
+from mlrep.evaluate.comet import STAND_IN
 from mlrep.io import read_lines
 from mlrep.llm.instruct import strip_terminal
 from mlrep.report.metrics import FLOOR, joint_signature
@@ -52,6 +58,7 @@ if TYPE_CHECKING:
 CHAPTER = "ch6_aligninstruct"
 PROTOCOLS = {"bleu": mt.Protocol("sacrebleu"), "chrf": mt.Protocol("chrf++")}
 STATS = ("bleu_stats", "chrf_stats", "sentence_scores")
+STAND_IN_REASON = "COMET stand-in (random checkpoint): not run at this scale"
 
 
 class ScoringError(MlrepError):
@@ -191,12 +198,26 @@ def metrics(scored: Mapping[str, Mapping[str, Mapping[str, dict]]], setting: str
                     (f"{c.split('_')[0]}:{d}", n) for c in columns for d, n in groups[prefix + c]
                 ]
         signatures[COMET_AVG] = [s for c in columns for s in signatures[c]]
-    return {
-        "metrics": found,
-        **parts,
-        "groups": groups,
-        "signatures": {k: joint_signature(v) for k, v in signatures.items() if k in found},
+    joint = {k: joint_signature(v) for k, v in signatures.items() if k in found}
+    document = {"metrics": found, **parts, "groups": groups, "signatures": joint}
+    stand_in = {
+        name
+        for name in found
+        if "_comet_" in name or name.removeprefix(FLOOR) == COMET_AVG
+        if STAND_IN in joint.get(name.removeprefix(FLOOR), "")
     }
+    return _set_aside(document, stand_in)
+
+
+def _set_aside(document: dict[str, Any], names: set[str]) -> dict[str, Any]:
+    """`document` with `names` moved from its numbers to ``pending`` (their stand-in reason)
+    and their values to ``stand_in``."""
+    if not names:
+        return document
+    out = {key: {k: v for k, v in part.items() if k not in names} for key, part in document.items()}
+    out["pending"] = {name: STAND_IN_REASON for name in sorted(names)}
+    out["stand_in"] = {name: document["metrics"][name] for name in sorted(names)}
+    return out
 
 
 def read_scores(paths: Sequence[Path]) -> list[tuple[Path, dict]]:
