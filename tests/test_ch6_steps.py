@@ -23,6 +23,7 @@ from mlrep.evaluate.comet import STAND_IN
 from mlrep.llm.instruct import Language, build, read_jsonl, read_pairs
 from mlrep.report.metrics import declared, write
 from mlrep.report.metrics import read as read_metrics
+from mlrep.report.stats import sentence_stats
 
 SIX = ("ar", "de", "fr", "nl", "ru", "zh")
 ENGLISH = [f"sentence number {n} is here" for n in range(12)]
@@ -368,7 +369,19 @@ def test_scores_and_metrics_against_sacrebleu(tmp_path, b24, comet_folder):
                 means.setdefault(f"{test}_{metric}_{group}", []).append(value)
             floor = bleu.corpus_score(sources, [refs]).score
             assert result.metrics["floor_" + name.format("bleu")] == pytest.approx(floor)
-            assert len(result.bleu_stats[name.format("bleu")]) == len(refs)
+            stats = result.bleu_stats
+            assert stats[name.format("bleu")] == sentence_stats(hyps, refs, tokenize="13a")
+            assert stats["floor_" + name.format("bleu")] == sentence_stats(
+                sources, refs, tokenize="13a"
+            )
+            group = f"{test}_bleu_{'en-xx' if src == 'en' else 'xx-en'}"
+            members = [d for d, _ in result.groups[group]]
+            at = sum(n for _, n in result.groups[group][: members.index(f"{src}-{tgt}")])
+            assert stats[group][at : at + len(refs)] == stats[name.format("bleu")]
+            assert (
+                stats["floor_" + group][at : at + len(refs)]
+                == stats["floor_" + name.format("bleu")]
+            )
     for name, values in means.items():
         assert numbers[name] == pytest.approx(sum(values) / len(values), abs=1e-6)
     columns = [f"{t}_comet_{g}" for t in ("opus", "flores") for g in ("en-xx", "xx-en")]
