@@ -119,6 +119,15 @@ def test_flores_multiway_files_make_english_centric_sets(tmp_path):
         testsets.corpus_sets([*raw, bad])
 
 
+def test_bloomz24_needs_its_languages(tmp_path):
+    with pytest.raises(testsets.EvaluationSetError, match="--languages"):
+        testsets.write([], "test", "bloomz-24", (), 5, tmp_path / "opus")
+    with pytest.raises(decode.DecodeError, match="--languages"):
+        decode.prompts(get("bloomz-24/7b1-mt"), {}, (), tmp_path / "p", tmp_path / "i")
+    with pytest.raises(scoring.ScoringError, match="--languages"):
+        scoring.score(get("bloomz-24/7b1-mt"), {}, tmp_path, ())
+
+
 def test_a_missing_test_file_names_the_step(tmp_path):
     with pytest.raises(testsets.EvaluationSetError, match="mlrep ch6 tests"):
         testsets.read(tmp_path, "en", "af")

@@ -97,9 +97,12 @@ def prompts(
     (BLOOMZ+24's at this scale). Returns the index."""
     records: list[Record] = []
     entries: list[Entry] = []
+    directions = run.directions(languages)
+    if not directions:
+        raise DecodeError(f"{run.path} decodes nothing without the scale's --languages")
     for test in run.tests:
         folder = _test_folder(tests, test, run)
-        for src, tgt in run.directions(languages):
+        for src, tgt in directions:
             sources, references = testsets.read(folder, src, tgt)
             leg = PIVOT_LANGUAGE if run.pivot else tgt
             source, target = language(src), language(leg)

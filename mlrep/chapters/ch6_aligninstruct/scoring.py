@@ -97,6 +97,8 @@ def score(
     unknown = [m for m in metrics if m not in METRICS]
     if unknown:
         raise ScoringError(f"no Chapter 6 metric {unknown[0]!r}; metrics: {', '.join(METRICS)}")
+    if not run.directions(languages):
+        raise ScoringError(f"{run.path} has no directions without the scale's --languages")
     found: dict[str, dict[str, dict[str, dict]]] = {}
     for test in run.tests:
         if test not in tests:

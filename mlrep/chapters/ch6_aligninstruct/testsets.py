@@ -73,8 +73,15 @@ class EvaluationSetError(MlrepError):
 
 
 def directions_of(setting: str, languages: Sequence[str]) -> list[tuple[str, str]]:
-    """Every direction a run of `setting` decodes (a pivot run decodes a subset of them)."""
-    return Run(setting, "", "", tuple(languages)).directions(languages)
+    """Every direction a run of `setting` decodes (a pivot run decodes a subset of them);
+    BLOOMZ+24's need `languages` (the scale's), BLOOMZ+3's are its six."""
+    found = Run(setting, "", "", tuple(languages)).directions(languages)
+    if not found:
+        raise EvaluationSetError(
+            f"{setting} has no directions without languages: give the scale's BLOOMZ+24 "
+            "languages (--languages)"
+        )
+    return found
 
 
 def corpus_sets(raw: Sequence[Path]) -> Sets:
