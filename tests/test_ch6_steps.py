@@ -6,11 +6,13 @@ scores → metrics.json checked against sacreBLEU computed here."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sacrebleu.metrics import BLEU, CHRF
 
@@ -23,7 +25,14 @@ from mlrep.evaluate.comet import STAND_IN
 from mlrep.llm.instruct import Language, build, read_jsonl, read_pairs
 from mlrep.report.metrics import declared, write
 from mlrep.report.metrics import read as read_metrics
-from mlrep.report.stats import sentence_stats
+from mlrep.report.stats import (
+    SentenceSet,
+    corpus_bleu,
+    corpus_chrf,
+    corpus_mean,
+    quantity,
+    sentence_stats,
+)
 
 SIX = ("ar", "de", "fr", "nl", "ru", "zh")
 ENGLISH = [f"sentence number {n} is here" for n in range(12)]
@@ -408,6 +417,26 @@ def test_scores_and_metrics_against_sacrebleu(tmp_path, b24, comet_folder):
     assert len(parts["sentence_scores"]["comet_avg"]) == 4 * 2 * 3
     assert parts["groups"]["comet_avg"][:2] == [("opus:en-af", 3), ("opus:en-gd", 3)]
     write(tmp_path / "real" / "metrics.json", "ch6_aligninstruct", run.path, 1, "tiny", **parts)
+    # the claims' bootstrap recomputes each printed mean from its per-sentence data
+    for name, kind, score in (
+        ("opus_bleu_en-xx", "bleu_stats", corpus_bleu),
+        ("floor_flores_bleu_xx-en", "bleu_stats", corpus_bleu),
+        ("flores_chrf_xx-en", "chrf_stats", corpus_chrf),
+        ("opus_bleu_en-af", "bleu_stats", corpus_bleu),
+        ("comet_avg", "sentence_scores", corpus_mean),
+        ("floor_comet_avg", "sentence_scores", corpus_mean),
+    ):
+        assert quantity(_sets(parts, name, kind), score) == pytest.approx(
+            parts["metrics"][name], abs=1e-6
+        )
+
+
+def _sets(parts: dict, name: str, kind: str) -> list[SentenceSet]:
+    """A metric's test sets as the report's cells build them (`mlrep.report.fill`)."""
+    layout = parts["groups"].get(name) or [("", len(parts[kind][name]))]
+    data = np.asarray(parts[kind][name], dtype=float).reshape(1, sum(n for _, n in layout), -1)
+    bounds = np.cumsum([0] + [n for _, n in layout])
+    return [SentenceSet(data[:, a:b], 1 / len(layout)) for a, b in itertools.pairwise(bounds)]
 
 
 def test_bloomz3_groups_and_the_chinese_tokenizer(tmp_path, b3):
