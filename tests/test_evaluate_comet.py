@@ -1,9 +1,10 @@
 """COMET's regression estimator on a tiny checkpoint of COMET's own layout, made here.
 
-The checkpoint is random (a stand-in: its scores mean nothing), shaped as ``Unbabel/wmt22-comet-da``
-is: ``hparams.yaml``, ``checkpoints/model.ckpt`` (a Lightning ``state_dict`` with
-``encoder.model.*``, ``layerwise_attention.*`` and ``estimator.ff.*``) and an XLM-R encoder
-folder named by ``pretrained_model``. The expected scores are computed sentence by sentence,
+The checkpoint is the product's random stand-in (`mlrep.evaluate.comet_stand_in`: its scores
+mean nothing), shaped as ``Unbabel/wmt22-comet-da`` is: ``hparams.yaml``,
+``checkpoints/model.ckpt`` (a Lightning ``state_dict`` with ``encoder.model.*``,
+``layerwise_attention.*`` and ``estimator.ff.*``) and an XLM-R encoder folder named by
+``pretrained_model``. The expected scores are computed sentence by sentence,
 without padding, from the formula written out below, so batching, padding, pooling, the layer
 mix and the order of the features are each checked.
 """
@@ -14,9 +15,8 @@ from pathlib import Path
 
 import pytest
 import torch
-import yaml
 
-from mlrep.evaluate import comet, mt
+from mlrep.evaluate import comet, comet_stand_in, mt
 from mlrep.evaluate.comet import CometError
 from mlrep.evaluate.mt import Protocol
 
@@ -24,79 +24,20 @@ SOURCES = ["the cat sat on the mat", "we meet tomorrow", "猫坐在垫子上。"
 HYPOTHESES = ["die Katze saß", "wir treffen uns morgen im Park", "猫在垫子上。", "良い天気です。"]
 REFERENCES = ["die Katze saß auf der Matte", "wir sehen uns morgen", "猫坐在门边。", "今日は晴れ。"]
 TEXT = SOURCES + HYPOTHESES + REFERENCES
-LAYERS, HIDDEN = 2, 8
-
-
-def _tokenizer(folder: Path):
-    import sentencepiece as spm
-    from transformers import XLMRobertaTokenizer
-
-    prefix = folder / "spm"
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(TEXT * 5),
-        model_prefix=str(prefix),
-        vocab_size=60,
-        hard_vocab_limit=False,
-        character_coverage=1.0,
-        minloglevel=2,
-    )
-    pieces = spm.SentencePieceProcessor(model_file=f"{prefix}.model")
-    vocab = [(t, 0.0) for t in ("<s>", "<pad>", "</s>", "<unk>")]
-    vocab += [(pieces.id_to_piece(i), pieces.get_score(i)) for i in range(3, len(pieces))]
-    return XLMRobertaTokenizer(vocab=vocab)
 
 
 def make_checkpoint(folder: Path, transformation: str = "sparsemax") -> Path:
-    """A random COMET-class checkpoint in COMET's layout."""
-    from transformers import XLMRobertaConfig, XLMRobertaModel
-
-    torch.manual_seed(0)
-    encoder_folder = folder / "encoder"
-    tokenizer = _tokenizer(folder)
-    tokenizer.save_pretrained(encoder_folder)
-    config = XLMRobertaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=HIDDEN,
-        num_hidden_layers=LAYERS,
-        num_attention_heads=2,
-        intermediate_size=16,
-        max_position_embeddings=40,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    config.save_pretrained(encoder_folder)
-    encoder = XLMRobertaModel(config, add_pooling_layer=False)
-    state = {f"encoder.model.{k}": v for k, v in encoder.state_dict().items()}
-    weights = [0.9, -0.4, 0.5]  # sparsemax keeps two layers, softmax all three
-    for i, w in enumerate(weights):
-        state[f"layerwise_attention.scalar_parameters.{i}"] = torch.tensor([w])
-    state["layerwise_attention.gamma"] = torch.tensor([1.3])
-    for index, shape in ((0, (6, 6 * HIDDEN)), (3, (4, 6)), (6, (1, 4))):
-        state[f"estimator.ff.{index}.weight"] = torch.randn(shape)
-        state[f"estimator.ff.{index}.bias"] = torch.randn(shape[0])
-    (folder / "checkpoints").mkdir(parents=True)
-    torch.save({"state_dict": state, "epoch": 0}, folder / "checkpoints/model.ckpt")
-    hparams = {
-        "class_identifier": "regression_metric",
-        "encoder_model": "XLM-RoBERTa",
-        "pretrained_model": str(encoder_folder),
-        "layer": "mix",
-        "layer_norm": False,
-        "layer_transformation": transformation,
-        "pool": "avg",
-        "hidden_sizes": [6, 4],
-        "activations": "Tanh",
-        "final_activation": None,
-    }
-    (folder / "hparams.yaml").write_text(yaml.safe_dump(hparams), encoding="utf-8")
-    return folder
+    """A random COMET-class checkpoint in COMET's layout (the product's stand-in)."""
+    return comet_stand_in.write(folder, 0, transformation, TEXT)
 
 
 def expected(folder: Path, weights: list[float]) -> list[float]:
     """COMET's score of each triple, one unpadded sentence at a time."""
     from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaModel
 
-    tokenizer = AutoTokenizer.from_pretrained(folder / "encoder")
-    model = XLMRobertaModel(XLMRobertaConfig.from_pretrained(folder / "encoder"), False).eval()
+    encoder = folder / comet_stand_in.ENCODER
+    tokenizer = AutoTokenizer.from_pretrained(encoder)
+    model = XLMRobertaModel(XLMRobertaConfig.from_pretrained(encoder), False).eval()
     state = torch.load(folder / "checkpoints/model.ckpt", weights_only=True)["state_dict"]
     model.load_state_dict(
         {k[len("encoder.model.") :]: v for k, v in state.items() if k.startswith("encoder.")}

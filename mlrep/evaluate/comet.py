@@ -10,7 +10,9 @@ has the encoder (``encoder.model.*``, XLM-R without pooler), the layer mix
 (``layerwise_attention.scalar_parameters.<i>`` and ``.gamma``) and the estimator
 (``estimator.ff.<i>``, linear layers with the ``activations`` of hparams between them). The
 XLM-R configuration and tokenizer come from ``pretrained_model`` in hparams (a hub id such as
-``xlm-roberta-large``, or a folder).
+``xlm-roberta-large``, or a folder: one inside the checkpoint folder is found there, as the
+random stand-in of `mlrep.evaluate.comet_stand_in` has it, whose ``stand_in`` entry marks
+every signature).
 
 The estimator (COMET's ``RegressionMetric``): each of source, hypothesis and reference is
 encoded alone (``<s> text </s>``, truncated to the encoder's positions); a sentence embedding
@@ -37,6 +39,8 @@ from mlrep.errors import MlrepError
 from mlrep.evaluate.bleurt import checkpoint_folder
 
 CHECKPOINT = "checkpoints/model.ckpt"
+# marks the signature of a checkpoint whose hparams say it is a random stand-in
+STAND_IN = "stand-in: random weights"
 FILES = ("hparams.yaml", CHECKPOINT)
 ENCODER_FILES = (
     "config.json",
@@ -188,7 +192,11 @@ def load(checkpoint: str, revision: str | None = None, device: str | None = None
             f"{encoder_name!r}; only reference-based XLM-R regression models are supported "
             "(Unbabel/wmt22-comet-da, Unbabel/wmt20-comet-da)"
         )
-    encoder_folder = checkpoint_folder(str(hparams["pretrained_model"]), None, ENCODER_FILES)
+    # a folder inside the checkpoint (the stand-in's ``encoder``) moves with it; else a hub
+    # id (``xlm-roberta-large``) or a folder of its own
+    inside = folder / str(hparams["pretrained_model"])
+    encoder_source = str(inside) if inside.is_dir() else str(hparams["pretrained_model"])
+    encoder_folder = checkpoint_folder(encoder_source, None, ENCODER_FILES)
     config = XLMRobertaConfig.from_pretrained(encoder_folder)
     encoder = XLMRobertaModel(config, add_pooling_layer=False)
     state = torch.load(folder / CHECKPOINT, map_location="cpu", weights_only=True)["state_dict"]
@@ -230,5 +238,6 @@ def load(checkpoint: str, revision: str | None = None, device: str | None = None
         estimator=_estimator(state, hparams).eval().to(device),
         max_length=config.max_position_embeddings - 4,
         device=device,
-        signature=f"comet:{name}|encoder:{hparams['pretrained_model']}|mlrep port",
+        signature=f"comet:{name}|encoder:{hparams['pretrained_model']}|mlrep port"
+        + (f"|{STAND_IN}" if hparams.get("stand_in") else ""),
     )

@@ -542,9 +542,12 @@ def read_pairs(
     links: Path,
     source_text: Path | None = None,
     target_text: Path | None = None,
+    max_pairs: int | None = None,
 ) -> list[SentencePair]:
     """The sentence pairs of line-aligned files: the tokens fast_align saw, its Pharaoh links
-    (source-target orientation) and, optionally, the raw text the prompts show."""
+    (source-target orientation) and, optionally, the raw text the prompts show. `max_pairs`
+    keeps the first that many lines (None: all), after the files were checked to agree in
+    full, so that a small scale builds from a corpus prefix the same way as from all of it."""
     tokens = read_token_pairs(source_tokens, target_tokens)
     alignments = read_alignments(links)
     texts: list[list[str] | None] = []
@@ -561,6 +564,13 @@ def read_pairs(
             f"{links} has {len(alignments)} lines but {source_tokens} has {len(tokens)}: give "
             "the links fast_align wrote for these token files (one line per sentence pair)"
         )
+    if max_pairs is not None:
+        if max_pairs < 1:
+            raise InstructionDataError(
+                f"max_pairs {max_pairs}: keep at least one sentence pair of {links}, or give "
+                "None for all"
+            )
+        tokens, alignments = tokens[:max_pairs], alignments[:max_pairs]
     pairs = []
     for n, ((src, tgt), found) in enumerate(zip(tokens, alignments, strict=True)):
         for i, j in sorted(found):
@@ -681,11 +691,13 @@ def build(
     target_text: Path | None = None,
     settings: InstructSettings = InstructSettings(),
     mono: Literal["source", "target"] = "target",
+    max_pairs: int | None = None,
 ) -> Counter[str]:
     """Write the instruction sets `types` of one aligned corpus to `out` (JSONL), shuffled
-    together with `seed` when there are several, and return the counts (`instructions`)."""
+    together with `seed` when there are several, and return the counts (`instructions`).
+    `max_pairs` builds from the corpus's first that many sentence pairs (`read_pairs`)."""
     pairs = read_pairs(
-        source, target, source_tokens, target_tokens, links, source_text, target_text
+        source, target, source_tokens, target_tokens, links, source_text, target_text, max_pairs
     )
     records, counts = instructions(pairs, types, seed, settings, mono)
     if len(types) > 1:

@@ -276,6 +276,54 @@ def _hold_out(bitexts: Mapping[str, Bitext], caps: Mapping[str, int]) -> dict[st
     return held
 
 
+def evaluation_rows(
+    corpora: Corpora,
+    wanted: Sequence[Direction],
+    name: str,
+    cap: int,
+    held: tuple[set[str], Mapping[str, Bitext]] | None = None,
+) -> Iterator[tuple[Direction, list[Row], str]]:
+    """Each direction of `wanted` with its first `cap` evaluation rows of the corpora's split
+    `name`, and where they come from (a set's label, or two joined on English).
+
+    A supervised direction reads its en-xx set (xx→en with the sides swapped). A zero-shot one
+    reads the corpora's own xx-yy set where there is one (OPUS-100's zero-shot sets), else the
+    en-xx and en-yy sets joined on the same raw English sentence (the first row of each English
+    sentence, in the xx set's order), so both sides translate one English message. `held`
+    (English sentences, the train bitexts) takes the rows from the training bitexts instead,
+    those whose English was held out of training (`_hold_out`), and never a direct set.
+    Every English-centric set of the directions' languages must exist (an error names what
+    there is). The rows are what `cut` writes for valid and test, and what any step that
+    evaluates on a corpus's held-out split reads (Chapter 6's test sets)."""
+    others = sorted({lang for d in wanted for lang in (d.src, d.tgt)} - {PIVOT})
+    if held is not None:
+        english, train = held
+        by_lang = {
+            xx: _by_english(r for r in train[xx].rows(PIVOT, xx) if r[0] in english)
+            for xx in others
+        }
+        how = {xx: f"held out of {train[xx].label}" for xx in others}
+    else:
+        bitexts = {xx: corpora.bitext(name, PIVOT, xx) for xx in others}
+        by_lang = {xx: _by_english(b.rows(PIVOT, xx)) for xx, b in bitexts.items()}
+        how = {xx: b.label for xx, b in bitexts.items()}
+    for d in wanted:
+        direct = corpora.find(name, d.src, d.tgt) if d.zero_shot and held is None else None
+        if direct is not None:
+            yield d, list(islice(direct.rows(d.src, d.tgt), cap)), direct.label
+        elif d.zero_shot:
+            src_side, tgt_side = by_lang[d.src], by_lang[d.tgt]
+            shared = [en for en in src_side if en in tgt_side][:cap]
+            rows = [
+                (src_side[en][1], tgt_side[en][1], src_side[en][3], tgt_side[en][3])
+                for en in shared
+            ]
+            yield d, rows, f"{how[d.src]} + {how[d.tgt]} on English"
+        else:
+            xx = d.tgt if d.src == PIVOT else d.src
+            yield d, [_oriented(row, d) for row in by_lang[xx].values()][:cap], how[xx]
+
+
 def cut(
     corpora: Corpora,
     languages: Sequence[str],
@@ -340,36 +388,12 @@ def cut(
         sources[f"train.en-{xx}"] = train[xx].label + (" less held-out" if held else "")
     sampled = _resample(out, train_counts, sampling_temperature, sampling_seed)
     for split, cap in caps.items():
-        if split in held:
-            by_lang = {
-                xx: _by_english(r for r in train[xx].rows(PIVOT, xx) if r[0] in held[split])
-                for xx in others
-            }
-            how = {xx: f"held out of {train[xx].label}" for xx in others}
-        else:
-            bitexts = {xx: corpora.bitext(names[split], PIVOT, xx) for xx in others}
-            by_lang = {xx: _by_english(b.rows(PIVOT, xx)) for xx, b in bitexts.items()}
-            how = {xx: b.label for xx, b in bitexts.items()}
-        for d in split_directions(languages, split):
-            own = d.zero_shot and split not in held
-            direct = corpora.find(names[split], d.src, d.tgt) if own else None
-            if direct is not None:
-                rows = list(islice(direct.rows(d.src, d.tgt), cap))
-                sources[f"{split}.{d.name}"] = direct.label
-            elif d.zero_shot:
-                src_side, tgt_side = by_lang[d.src], by_lang[d.tgt]
-                shared = [en for en in src_side if en in tgt_side][:cap]
-                rows = [
-                    (src_side[en][1], tgt_side[en][1], src_side[en][3], tgt_side[en][3])
-                    for en in shared
-                ]
-                sources[f"{split}.{d.name}"] = f"{how[d.src]} + {how[d.tgt]} on English"
-            else:
-                xx = d.tgt if d.src == PIVOT else d.src
-                rows = [_oriented(row, d) for row in by_lang[xx].values()][:cap]
-                sources[f"{split}.{d.name}"] = how[xx]
+        wanted = split_directions(languages, split)
+        train_held = (held[split], train) if split in held else None
+        for d, rows, source in evaluation_rows(corpora, wanted, names[split], cap, train_held):
+            sources[f"{split}.{d.name}"] = source
             if not rows:
-                raise NmtDataError(f"{sources[f'{split}.{d.name}']}: no {split} pairs for {d.name}")
+                raise NmtDataError(f"{source}: no {split} pairs for {d.name}")
             _write_pair(out, split, d, rows)
             per_pair[split] = max(per_pair[split], len(rows))
     zero = [d for d in directions(languages) if d.zero_shot]

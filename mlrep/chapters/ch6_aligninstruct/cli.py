@@ -4,7 +4,11 @@ only, so these are reachable once the chapter is marked built in the registry; u
 
 ``instructions`` builds one language pair's instruction sets (`mlrep.llm.instruct.build`)
 with the languages named as Chapter 6 names them (`runs.NAMES`); ``mix`` concatenates and
-shuffles the sets of one training stage (`mlrep.llm.instruct.mix`).
+shuffles given sets (`mlrep.llm.instruct.mix`), ``stage`` those of one run's training stage
+(`training`). ``tests`` cuts a setting's test set (`testsets`); ``prompts``,
+``pivot-prompts`` and ``split`` make a run's prompts files for `mlrep llm generate` and cut
+its hypotheses back per direction (`decode`); ``score`` and ``metrics`` score them and write
+the run's metrics.json (`scoring`).
 """
 
 from __future__ import annotations
@@ -13,9 +17,12 @@ import argparse
 import json
 from pathlib import Path
 
-from mlrep.chapters.ch6_aligninstruct.runs import NAMES
-from mlrep.cliutil import add_options, fill
+from mlrep.chapters.ch6_aligninstruct import runs
+from mlrep.chapters.ch6_aligninstruct.runs import NAMES, SETTINGS
+from mlrep.chapters.ch6_aligninstruct.scores import METRICS, TESTS
+from mlrep.cliutil import UsageError, add_options, fill, positive_int, scale_of
 from mlrep.errors import did_you_mean
+from mlrep.io import atomic_write_text
 from mlrep.llm.instruct import TYPES, InstructionDataError, InstructSettings, Language
 
 
@@ -46,6 +53,7 @@ def _instructions(args: argparse.Namespace) -> int:
         args.target_text,
         settings,
         args.mono,
+        args.max_pairs,
     )
     print(json.dumps(dict(sorted(counts.items()))))
     return 0
@@ -55,6 +63,114 @@ def _mix(args: argparse.Namespace) -> int:
     from mlrep.llm.instruct import mix
 
     print(json.dumps({"records": mix(args.inputs, args.out, args.seed)}))
+    return 0
+
+
+def _test_folder(text: str) -> tuple[str, Path]:
+    """``--tests`` items: ``<test>=<folder>``."""
+    test, sep, folder = text.partition("=")
+    if not sep or test not in TESTS or not folder:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give <test>=<folder> with a test set of {', '.join(TESTS)}"
+        )
+    return test, Path(folder)
+
+
+def _tests(args: argparse.Namespace) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for test, folder in args.tests:
+        if test in found:
+            raise UsageError(f"--tests names {test} twice: one folder per test set")
+        found[test] = folder
+    return found
+
+
+def _stage(args: argparse.Namespace) -> int:
+    from mlrep.chapters.ch6_aligninstruct.training import write_stage
+
+    run = runs.get(args.run)
+    count = write_stage(run, args.stage, args.languages, args.instructions, args.seed, args.out)
+    print(json.dumps({"run": run.path, "stage": args.stage, "records": count}))
+    return 0
+
+
+def _testset(args: argparse.Namespace) -> int:
+    from mlrep.chapters.ch6_aligninstruct.testsets import write
+
+    index = write(args.raw, args.split, args.setting, args.languages, args.max_test, args.out)
+    print(json.dumps({d: v["lines"] for d, v in index["directions"].items()}))
+    return 0
+
+
+def _prompts(args: argparse.Namespace) -> int:
+    from mlrep.chapters.ch6_aligninstruct.decode import prompts
+
+    index = prompts(runs.get(args.run), _tests(args), args.languages, args.out, args.index)
+    print(json.dumps({"run": index["run"], "prompts": index["total"]}))
+    return 0
+
+
+def _pivot_prompts(args: argparse.Namespace) -> int:
+    from mlrep.chapters.ch6_aligninstruct.decode import pivot_prompts
+
+    run = runs.get(args.run)
+    index = pivot_prompts(run, _tests(args), args.first_index, args.first, args.out, args.index)
+    print(json.dumps({"run": index["run"], "prompts": index["total"]}))
+    return 0
+
+
+def _split(args: argparse.Namespace) -> int:
+    from mlrep.chapters.ch6_aligninstruct.decode import split
+
+    print(json.dumps(split(args.index, args.hyp, args.out)))
+    return 0
+
+
+def _score(args: argparse.Namespace) -> int:
+    from mlrep.chapters.ch6_aligninstruct.scoring import score
+    from mlrep.evaluate.mt import Protocol
+
+    scorer = None
+    if "comet" in args.metrics:
+        if not args.comet_checkpoint:
+            raise UsageError("--metrics comet needs --comet-checkpoint (hub id or folder)")
+        protocol = Protocol(
+            "comet", comet_checkpoint=args.comet_checkpoint, comet_revision=args.comet_revision
+        )
+        scorer = protocol.comet()
+    result = score(
+        runs.get(args.run),
+        _tests(args),
+        args.hyp,
+        args.languages,
+        args.metrics,
+        scorer,
+        args.batch_size,
+    )
+    atomic_write_text(args.out, json.dumps(result, indent=1) + "\n")
+    print(
+        json.dumps(
+            {
+                f"{test}_{metric}": len(entries)
+                for test, by_metric in result["scores"].items()
+                for metric, entries in by_metric.items()
+            }
+        )
+    )
+    return 0
+
+
+def _metrics(args: argparse.Namespace) -> int:
+    from mlrep.chapters.ch6_aligninstruct.scoring import CHAPTER, merged, metrics, read_scores
+    from mlrep.provenance import record
+    from mlrep.report.metrics import write
+
+    run = runs.get(args.run)
+    parts = metrics(merged(read_scores(args.scores), run), run.setting)
+    doc = write(args.out, CHAPTER, run.path, args.seed, scale_of(args), **parts)
+    record(args.out.parent, "ch6 metrics", {"scale": doc["scale"], "run": run.path})
+    groups = ("en-xx", "xx-en", "overall", "comet_avg")
+    print(json.dumps({k: round(v, 2) for k, v in doc["metrics"].items() if k.endswith(groups)}))
     return 0
 
 
@@ -78,6 +194,11 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "--mono", choices=("source", "target"), default="target", help="side the Mono sets use"
     )
     build.add_argument("--seed", type=int, required=True, help="seeds every random choice")
+    build.add_argument(
+        "--max-pairs",
+        type=positive_int,
+        help="build from the first N sentence pairs of the aligned corpus (default: all)",
+    )
     build.add_argument("--out", type=Path, required=True, help="JSONL file to write")
     add_options(build, InstructSettings)
     build.set_defaults(func=_instructions)
@@ -88,3 +209,107 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     mixed.add_argument("--seed", type=int, required=True, help="the shuffle's seed")
     mixed.add_argument("--out", type=Path, required=True, help="JSONL file to write")
     mixed.set_defaults(func=_mix)
+
+    stage = sub.add_parser(
+        "stage", parents=[common], help="one training stage's mixture of a run (JSONL)"
+    )
+    stage.add_argument("--run", required=True, help="<setting>/<name> of a training run")
+    stage.add_argument("--stage", type=positive_int, default=1, help="the stage, from 1")
+    stage.add_argument(
+        "--languages", nargs="+", default=[], help="BLOOMZ+24's languages at this scale"
+    )
+    stage.add_argument(
+        "--instructions",
+        type=Path,
+        required=True,
+        help="folder of the pairs' sets, en-<xx>.<objective>.jsonl",
+    )
+    stage.add_argument("--seed", type=int, required=True, help="the run's seed")
+    stage.add_argument("--out", type=Path, required=True, help="JSONL file to write")
+    stage.set_defaults(func=_stage)
+
+    tests = sub.add_parser(
+        "tests", parents=[common], help="a setting's test set: <src>-<tgt>.src/.ref per direction"
+    )
+    tests.add_argument("--setting", choices=SETTINGS, required=True)
+    tests.add_argument(
+        "--split", required=True, help="the corpus split read (test; Flores devtest; tiny valid)"
+    )
+    tests.add_argument(
+        "--raw",
+        type=Path,
+        nargs="+",
+        required=True,
+        help="corpus files <split>.<pair>.<lang> or Flores <split>.multiway.<code>",
+    )
+    tests.add_argument(
+        "--languages", nargs="+", default=[], help="BLOOMZ+24's languages at this scale"
+    )
+    tests.add_argument("--max-test", type=positive_int, required=True, help="lines per direction")
+    tests.add_argument("--out", type=Path, required=True, help="test set folder to write")
+    tests.set_defaults(func=_testset)
+
+    def run_options(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--run", required=True, help="<setting>/<name>")
+        parser.add_argument(
+            "--tests",
+            type=_test_folder,
+            nargs="+",
+            required=True,
+            help="<test>=<folder> of `mlrep ch6 tests`, each test set the run is scored on",
+        )
+
+    prompt = sub.add_parser(
+        "prompts", parents=[common], help="a run's prompts file (JSONL) and its index (JSON)"
+    )
+    run_options(prompt)
+    prompt.add_argument(
+        "--languages", nargs="+", default=[], help="BLOOMZ+24's languages at this scale"
+    )
+    prompt.add_argument("--out", type=Path, required=True, help="prompts JSONL to write")
+    prompt.add_argument("--index", type=Path, required=True, help="index JSON to write")
+    prompt.set_defaults(func=_prompts)
+
+    pivot = sub.add_parser(
+        "pivot-prompts", parents=[common], help="a pivot run's English→target prompts (pass 2)"
+    )
+    run_options(pivot)
+    pivot.add_argument("--first-index", type=Path, required=True, help="pass 1's index")
+    pivot.add_argument("--first", type=Path, required=True, help="pass 1's hypotheses")
+    pivot.add_argument("--out", type=Path, required=True, help="prompts JSONL to write")
+    pivot.add_argument("--index", type=Path, required=True, help="index JSON to write")
+    pivot.set_defaults(func=_pivot_prompts)
+
+    cut = sub.add_parser(
+        "split", parents=[common], help="hypotheses of a prompts file, per test and direction"
+    )
+    cut.add_argument("--index", type=Path, required=True, help="the prompts' index")
+    cut.add_argument("--hyp", type=Path, required=True, help="`mlrep llm generate`'s output")
+    cut.add_argument("--out", type=Path, required=True, help="folder: <test>/<src>-<tgt>.txt")
+    cut.set_defaults(func=_split)
+
+    scored = sub.add_parser(
+        "score", parents=[common], help="BLEU, chrF++, COMET per test set and direction"
+    )
+    run_options(scored)
+    scored.add_argument("--hyp", type=Path, required=True, help="`mlrep ch6 split`'s folder")
+    scored.add_argument(
+        "--languages", nargs="+", default=[], help="BLOOMZ+24's languages at this scale"
+    )
+    scored.add_argument(
+        "--metrics", nargs="+", choices=METRICS, default=list(METRICS), help="what to score"
+    )
+    scored.add_argument("--comet-checkpoint", default="", help="COMET hub id or folder")
+    scored.add_argument("--comet-revision", default="", help="hub revision to pin")
+    scored.add_argument("--batch-size", type=positive_int, default=16, help="COMET batch")
+    scored.add_argument("--out", type=Path, required=True, help="scores JSON to write")
+    scored.set_defaults(func=_score)
+
+    written = sub.add_parser(
+        "metrics", parents=[common], help="a run's metrics.json from its score files"
+    )
+    written.add_argument("--run", required=True, help="<setting>/<name>")
+    written.add_argument("--seed", type=int, required=True)
+    written.add_argument("--scores", type=Path, nargs="+", required=True, help="score files")
+    written.add_argument("--out", type=Path, required=True, help="metrics.json to write")
+    written.set_defaults(func=_metrics)
