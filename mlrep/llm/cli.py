@@ -35,12 +35,17 @@ def _settings(args: argparse.Namespace, cls: type[Settings]) -> tuple[str, Setti
 
 
 def _config(args: argparse.Namespace, scale: str, settings: Any, **inputs: Any) -> dict:
-    """What provenance records: the settings and the inputs, under the section's name."""
-    recorded = {
-        **asdict(settings),
-        **{k: str(v) if v is not None else None for k, v in inputs.items()},
-    }
+    """What provenance records: the settings and the inputs (paths as text), under the
+    section's name."""
+    recorded = {**asdict(settings), **{k: _text(v) for k, v in inputs.items()}}
     return {"scale": scale, args.section or "llm": recorded}
+
+
+def _text(value: Any) -> Any:
+    """Paths as strings, in lists too; other values as they are (YAML-safe)."""
+    if isinstance(value, list | tuple):
+        return [_text(v) for v in value]
+    return str(value) if isinstance(value, Path) else value
 
 
 def _stand_in(args: argparse.Namespace) -> int:
@@ -48,7 +53,7 @@ def _stand_in(args: argparse.Namespace) -> int:
     from mlrep.llm import stand_in
 
     scale, settings = _settings(args, StandInSettings)
-    config = _config(args, scale, settings, seed=args.seed, text=[str(p) for p in args.text])
+    config = _config(args, scale, settings, seed=args.seed, text=args.text)
     summary = stand_in.pretrain(
         args.text,
         settings,
@@ -71,7 +76,7 @@ def _lora_train(args: argparse.Namespace) -> int:
         args.base, args.train, settings, args.out, args.seed, args.threads, args.init_adapter, _log
     )
     config = _config(
-        args, scale, settings, base=args.base, train=[str(p) for p in args.train],
+        args, scale, settings, base=args.base, train=args.train,
         init_adapter=args.init_adapter, seed=args.seed,
     )  # fmt: skip
     record(args.out, "llm lora-train", config)
