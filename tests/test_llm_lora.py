@@ -11,6 +11,7 @@ import torch
 from safetensors.torch import load_file
 
 from mlrep.cli import main
+from mlrep.errors import MlrepError
 from mlrep.llm import adapter, examples, generate, lora
 from mlrep.llm.adapter import AdapterError
 from mlrep.llm.base import load_base
@@ -138,12 +139,15 @@ def test_a_preempted_run_resumes_to_the_uninterrupted_adapter(bases, tmp_path):
     assert logged[0].startswith("resumed from step 5")
     assert resumed["losses"] == whole["losses"] and len(whole["losses"]) == 8
     weights = [
-        load_file(tmp_path / run / lora.ADAPTER_DIR / "adapter_model.safetensors")
-        for run in ("whole", "job")
+        load_file(tmp_path / run / lora.ADAPTER_DIR / adapter.WEIGHTS) for run in ("whole", "job")
     ]
     assert weights[0].keys() == weights[1].keys()
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
     assert not all(torch.equal(w, torch.zeros_like(w)) for w in weights[0].values())
+    # the same folder with other settings: its checkpoints are refused, not continued
+    other = LoraSettings(**(QUICK | {"epochs": 2, "lr": 2e-2}), checkpoint_every=2)
+    with pytest.raises(MlrepError, match=r"checkpoints belong to a run with other settings"):
+        lora.run(bases[0], [data], other, tmp_path / "job", 7, 1)
 
 
 def test_an_adapter_of_another_base_is_refused(bases, trained, tmp_path, capsys):

@@ -20,6 +20,7 @@ from mlrep.llm.base import Base
 
 BASE_FILE = "base.json"
 PEFT_CONFIG = "adapter_config.json"
+WEIGHTS = "adapter_model.safetensors"  # PEFT's name for the weights
 
 
 class AdapterError(MlrepError):

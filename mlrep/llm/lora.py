@@ -33,9 +33,9 @@ from typing import Any
 import torch
 
 from mlrep.errors import MlrepError
-from mlrep.io import atomic_write_text
+from mlrep.io import atomic_write_text, sha256_file
 from mlrep.llm import adapter, examples, schedule
-from mlrep.llm.base import load_base
+from mlrep.llm.base import Base, load_base
 from mlrep.llm.batches import IGNORE, Row, collate, summed_loss
 from mlrep.llm.settings import LoraSettings
 from mlrep.train.checkpoint import Checkpoints, train
@@ -47,31 +47,56 @@ SUMMARY_FILE = "train.json"
 
 class AdapterState(torch.nn.Module):
     """The checkpoint contract's ``model``: saves and restores the adapter's weights and the
-    losses of the updates run so far (so a resumed run's record has every update's)."""
+    losses of the updates run so far (so a resumed run's record has every update's), with the
+    run's `identity`; a checkpoint of another identity (other data, settings, seed or base in
+    the same folder) is refused instead of being continued."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, identity: dict[str, Any], folder: Path) -> None:
         super().__init__()
         object.__setattr__(self, "peft", model)  # not a submodule: its base is not state
+        self.identity, self.folder = identity, folder
         self.losses: list[float] = []
 
     def state_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
         from peft import get_peft_model_state_dict
 
         weights = get_peft_model_state_dict(self.peft)
-        return {"adapter": {k: v.detach().cpu() for k, v in weights.items()}, "losses": self.losses}
+        return {
+            "adapter": {k: v.detach().cpu() for k, v in weights.items()},
+            "losses": self.losses,
+            "identity": self.identity,
+        }
 
     def load_state_dict(  # type: ignore[override]
         self, state: dict[str, Any], strict: bool = True, assign: bool = False
     ) -> None:
         from peft import set_peft_model_state_dict
 
-        loaded = set_peft_model_state_dict(self.peft, state["adapter"])
-        if loaded.unexpected_keys:
-            raise MlrepError(
-                f"checkpoint holds weights of another adapter ({loaded.unexpected_keys[:3]}); "
-                "delete the run's checkpoints folder to start over"
+        if state["identity"] != self.identity:
+            changed = sorted(
+                k for k in self.identity if state["identity"].get(k) != self.identity[k]
             )
+            raise MlrepError(
+                f"{self.folder}: its checkpoints belong to a run with other {', '.join(changed)}; "
+                "delete the folder to train this run from scratch, or rerun with the old values"
+            )
+        set_peft_model_state_dict(self.peft, state["adapter"])
         self.losses = list(state["losses"])
+
+
+def run_identity(
+    base: Base, files: Sequence[Path], settings: LoraSettings, seed: int, init: Path | None
+) -> dict[str, Any]:
+    """What a checkpoint must match to be resumed: everything that shapes the updates (not
+    ``checkpoint_every``, which only says when they are saved)."""
+    shaping = {k: v for k, v in asdict(settings).items() if k != "checkpoint_every"}
+    return {
+        "base": base.identity["fingerprint"],
+        "data": [sha256_file(path) for path in files],
+        "settings": json.loads(json.dumps(shaping)),
+        "seed": seed,
+        "init_adapter": sha256_file(init / adapter.WEIGHTS) if init else None,
+    }
 
 
 def labelled(rows: Sequence[Row]) -> int:
@@ -112,7 +137,8 @@ def run(
     per_update = settings.batch_size * settings.grad_accum
     total = settings.epochs * schedule.updates_per_epoch(len(rows), per_update)
     warmup = schedule.warmup_steps(total, settings.warmup_ratio)
-    state = AdapterState(model)
+    identity = run_identity(base, train_files, settings, seed, init_adapter)
+    state = AdapterState(model, identity, out / CHECKPOINT_DIR)
     elapsed: list[float] = []
 
     def update(step: int) -> float:
