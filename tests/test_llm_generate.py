@@ -69,8 +69,11 @@ def test_the_hypothesis_is_the_text_before_the_first_newline(base_dir, tmp_path)
 
 def test_layer_cosines_are_the_hand_computed_means(base_dir, tmp_path):
     """Each layer 1..L: the mean over pairs of the cosine of the two sides' token-averaged
-    states, each sentence run alone; as many values as the stand-in has layers (3)."""
-    src, tgt = sentences(5, seed=1), sentences(5, seed=2)
+    states, each sentence run alone (batched sentences of 1 to 6 words: padding must not
+    count); as many values as the stand-in has layers (3)."""
+    words = " ".join(sentences(5, seed=1)).split()
+    src = [" ".join(words[i : i + 1 + i % 3]) for i in range(5)]
+    tgt = [f"{a} {b}" for a, b in zip(sentences(5, seed=2), src, strict=True)]
     base = load_base(base_dir)
     values = cosine.layer_cosines(base, src, tgt, batch_size=2, max_tokens=32)
 

@@ -114,8 +114,19 @@ def test_over_length_examples_are_dropped_and_counted_per_file(bases, tmp_path):
         "read": 7, "kept": 4, "input_too_long": 2, "output_too_long": 2, "dropped": 3
     }  # fmt: skip
     assert summary["examples"]["kept"] == 10 and summary["updates"] == 3  # ceil(10 / 4)
+    tokenizer = load_base(bases[0]).tokenizer
     with pytest.raises(ExampleError, match="no example to train on"):
-        examples.load(load_base(bases[0]).tokenizer, [mixed_file], 1, 8)
+        examples.load(tokenizer, [mixed_file], 1, 8)
+    # the limits are inclusive: an example exactly as long as both is kept
+    one = write_jsonl(tmp_path / "one.jsonl", object_examples(1, seed=1))
+    prompt, output = examples.encode(tokenizer, examples.read_jsonl(one)[0])
+    for limits, kept in (((0, 0), 1), ((-1, 0), 0), ((0, -1), 0)):
+        sizes = (len(prompt) + limits[0], len(output) + limits[1])
+        if kept:
+            assert examples.load(tokenizer, [one], *sizes)[1][str(one)]["kept"] == 1
+        else:
+            with pytest.raises(ExampleError, match="no example to train on"):
+                examples.load(tokenizer, [one], *sizes)
 
 
 def test_a_preempted_run_resumes_to_the_uninterrupted_adapter(bases, tmp_path):
