@@ -4,7 +4,11 @@ over-length examples, resumes a preempted run bit-for-bit, and refuses another b
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
+import sys
+import time
 
 import pytest
 import torch
@@ -20,6 +24,7 @@ from mlrep.llm.examples import ExampleError
 from mlrep.llm.settings import LoraSettings
 from mlrep.train.checkpoint import Preempted
 from mlrep.train.signals import EXIT_PREEMPTED
+from tests.conftest import REPO
 from tests.learning import assert_improves, assert_loss_falls
 from tests.llm_helpers import build_stand_in, flags, object_examples, write_jsonl, write_text
 
@@ -159,6 +164,29 @@ def test_a_preempted_run_resumes_to_the_uninterrupted_adapter(bases, tmp_path):
     other = LoraSettings(**(QUICK | {"epochs": 2, "lr": 2e-2}), checkpoint_every=2)
     with pytest.raises(MlrepError, match=r"checkpoints belong to a run with other settings"):
         lora.run(bases[0], [data], other, tmp_path / "job", 7, 1)
+
+
+def test_sigterm_to_the_verb_saves_and_exits_75(bases, tmp_path):
+    """The contract end to end: ``mlrep llm lora-train`` in its own process, SIGTERM once a
+    checkpoint exists, a checkpoint at the stop and exit status `EXIT_PREEMPTED`."""
+    data = write_jsonl(tmp_path / "train.jsonl", object_examples(16, seed=4))
+    out = tmp_path / "run"
+    settings = QUICK | {"epochs": 5000, "checkpoint_every": 5}
+    command = [sys.executable, "-m", "mlrep.cli", "llm", "lora-train", "--scale", "tiny"]
+    command += ["--base", str(bases[0]), "--train", str(data), "--out", str(out)]
+    command += ["--seed", "1", *flags(settings)]
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    job = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    deadline = time.time() + 120
+    while not list((out / lora.CHECKPOINT_DIR).glob("step-*.pt")) and time.time() < deadline:
+        time.sleep(0.2)
+    job.send_signal(signal.SIGTERM)
+    output, _ = job.communicate(timeout=120)
+    assert job.returncode == EXIT_PREEMPTED, output
+    assert "SIGTERM at step" in output and not (out / lora.SUMMARY_FILE).exists()
+    assert list((out / lora.CHECKPOINT_DIR).glob("step-*.pt"))
 
 
 def test_an_adapter_of_another_base_is_refused(bases, trained, tmp_path, capsys):
