@@ -15,7 +15,6 @@ import torch
 from safetensors.torch import load_file
 
 from mlrep.cli import main
-from mlrep.errors import MlrepError
 from mlrep.llm import adapter, examples, generate, lora
 from mlrep.llm.adapter import AdapterError
 from mlrep.llm.base import load_base
@@ -162,7 +161,9 @@ def test_a_preempted_run_resumes_to_the_uninterrupted_adapter(bases, tmp_path):
     assert not all(torch.equal(w, torch.zeros_like(w)) for w in weights[0].values())
     # the same folder with other settings: its checkpoints are refused, not continued
     other = LoraSettings(**(QUICK | {"epochs": 2, "lr": 2e-2}), checkpoint_every=2)
-    with pytest.raises(MlrepError, match=r"checkpoints belong to a run with other settings"):
+    with pytest.raises(
+        lora.CheckpointMismatchError, match=r"checkpoints belong to a run with other settings"
+    ):
         lora.run(bases[0], [data], other, tmp_path / "job", 7, 1)
 
 

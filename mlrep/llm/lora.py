@@ -45,6 +45,10 @@ CHECKPOINT_DIR = "checkpoints"
 SUMMARY_FILE = "train.json"
 
 
+class CheckpointMismatchError(MlrepError):
+    """A run folder whose checkpoints were made by a run with other data or settings."""
+
+
 class AdapterState(torch.nn.Module):
     """The checkpoint contract's ``model``: saves and restores the adapter's weights and the
     losses of the updates run so far (so a resumed run's record has every update's), with the
@@ -76,7 +80,7 @@ class AdapterState(torch.nn.Module):
             changed = sorted(
                 k for k in self.identity if state["identity"].get(k) != self.identity[k]
             )
-            raise MlrepError(
+            raise CheckpointMismatchError(
                 f"{self.folder}: its checkpoints belong to a run with other {', '.join(changed)}; "
                 "delete the folder to train this run from scratch, or rerun with the old values"
             )
