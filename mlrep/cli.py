@@ -24,6 +24,7 @@ from mlrep.data import registry_cli
 from mlrep.embed import cli as embed_cli
 from mlrep.errors import MlrepError
 from mlrep.evaluate import cli as evaluate_cli
+from mlrep.llm import cli as llm_cli
 from mlrep.nmt import cli as nmt_cli
 from mlrep.report import cli as report_cli
 from mlrep.text import cli as text_cli
@@ -64,6 +65,7 @@ AREAS: tuple[Register, ...] = (
     evaluate_cli.register,
     nmt_cli.register,
     embed_cli.register,
+    llm_cli.register,
 )
 
 

@@ -32,6 +32,7 @@ from mlrep.data.validate import Filters
 from mlrep.embed import settings as embed
 from mlrep.evaluate.adequacy import EncoderSettings
 from mlrep.evaluate.settings import ClassifySettings, MarginSettings, PoolSettings, SearchSettings
+from mlrep.llm import settings as llm
 from mlrep.nmt import settings as nmt
 from mlrep.report import fill
 from mlrep.text import lines, moses, segment
@@ -83,6 +84,10 @@ VERBS: dict[tuple[str, ...], list[tuple[type, tuple[str, ...]]]] = {
     ("embed", "mlm-pretrain"): [(embed.MlmSettings, ())],
     ("embed", "align-finetune"): [(embed.AlignFinetuneSettings, embed.ALIGN_VERB_SET)],
     ("embed", "align-evaluate"): [(embed.AlignEvaluateSettings, ()), (embed.AlignBuccSettings, ())],
+    ("llm", "stand-in"): [(llm.StandInSettings, ())],
+    ("llm", "lora-train"): [(llm.LoraSettings, ())],
+    ("llm", "generate"): [(llm.GenerateSettings, ())],
+    ("llm", "cosine"): [(llm.CosineSettings, ())],
     ("report", "build"): [(fill.ReportSettings, ())],
     ("report", "summary"): [(fill.ReportSettings, ())],
     ("data", "fetch"): [(download.Policy, download.CALLER_SET)],
