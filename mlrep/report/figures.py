@@ -489,23 +489,50 @@ def _draw_points(ax: Any, panel: PointsPanel, style: str, scale: str) -> bool:
     return True
 
 
+def _room(ax: Any) -> float:
+    """The width in pixels of the panel's column of the figure: what its title and legend may
+    take without running into the next panel or off the image (the layout moves the axes, not
+    the columns, so this holds before and after it)."""
+    return 0.96 * ax.figure.bbox.width / ax.get_subplotspec().get_gridspec().ncols
+
+
+def _wrap(text: Any, room: float) -> None:
+    """Wrap a title's words at the longest line length whose drawn width fits `room` pixels:
+    a count of characters per inch would guess, and a wrong guess cuts the title off."""
+    words = text.get_text()
+    renderer = text.figure.canvas.get_renderer()
+    for width in range(len(words), 0, -1):
+        text.set_text(textwrap.fill(words, width))
+        if text.get_window_extent(renderer).width <= room:
+            return
+
+
 def _legend_below(ax: Any, handles: list[Any], labels: list[str], columns: int) -> None:
     """The legend under the panel's x axis: below its tick labels and axis label, however
-    deep rotated labels make them (an offset in inches, which the layout does not rescale)."""
+    deep rotated labels make them (an offset in inches, which the layout does not rescale).
+    A legend wider than the panel's column goes down to one column, then wraps its labels,
+    as a legend that leaves the image loses the names of its series."""
     from matplotlib.transforms import ScaledTranslation
 
     figure = ax.figure
-    axis = ax.xaxis.get_tightbbox(figure.canvas.get_renderer())
+    renderer = figure.canvas.get_renderer()
+    axis = ax.xaxis.get_tightbbox(renderer)
     depth = 0.05 + (ax.bbox.y0 - axis.y0) / figure.dpi if axis is not None else 0.05
-    ax.legend(
-        handles,
-        labels,
-        frameon=False,
-        loc="upper center",
-        bbox_to_anchor=(0.5, 0),
-        bbox_transform=ax.transAxes + ScaledTranslation(0, -depth, figure.dpi_scale_trans),
-        ncol=columns,
-    )
+    tries = [(labels, columns), (labels, 1)]
+    longest = max(map(len, labels), default=0)
+    tries += [([textwrap.fill(t, n) for t in labels], 1) for n in range(longest - 1, 0, -1)]
+    for shown, ncol in tries:
+        legend = ax.legend(
+            handles,
+            shown,
+            frameon=False,
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0),
+            bbox_transform=ax.transAxes + ScaledTranslation(0, -depth, figure.dpi_scale_trans),
+            ncol=ncol,
+        )
+        if legend.get_window_extent(renderer).width <= _room(ax):
+            return
 
 
 def _not_run(ax: Any, scale: str) -> None:
@@ -731,8 +758,11 @@ def render(
             drawn |= draw_one(ax, panel)
         for ax in list(axes.flat)[len(parts) :]:
             ax.set_visible(False)
-        # wrapped to the figure width, so a one-panel figure keeps its whole title
-        figure.suptitle(textwrap.fill(spec["title"], int(15 * width * columns)), fontsize=9)
+        # titles wrapped to the width they may take: the layout makes room above and below
+        # a title, never beside it, so a title wider than the image is cut off at both edges
+        for ax in list(axes.flat)[: len(parts)]:
+            _wrap(ax.title, _room(ax))
+        _wrap(figure.suptitle(spec["title"], fontsize=9), 0.96 * figure.bbox.width)
         figure.tight_layout()
     return figure, drawn
 
