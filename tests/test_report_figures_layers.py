@@ -33,6 +33,11 @@ def test_fig_6_3_draws_a_point_per_layer_of_the_model(tmp_path, layers):
     figure, drawn = figures.render("fig-6.3", DEFS["fig-6.3"], {}, results)
     line = figure.axes[0].get_lines()[0]
     assert drawn and list(line.get_xdata()) == list(range(1, layers + 1))
+    # a label per layer up to 12; 30 would overlap, so the thesis's 1, 5, 10, …, 30
+    labels = [t.get_text() for t in figure.axes[0].get_xticklabels()]
+    assert labels == (
+        [str(k) for k in range(1, 5)] if layers == 4 else ["1", "5", "10", "15", "20", "25", "30"]
+    )
     import matplotlib.pyplot as plt
 
     plt.close(figure)

@@ -82,6 +82,7 @@ SIDES = ("published", "measured")
 PER_X = "metric_per_x"  # a result series whose x are the numbers its run's metric names hold
 # published and measured maxima further apart than this: measured numbers get their own axis
 SCALE_RATIO = 10
+MAX_TICKS = 12  # labelled x of a numeric panel: more whole numbers are thinned (`_thinned`)
 STYLE = {
     "font.size": 8,
     "axes.titlesize": 8,
@@ -629,6 +630,19 @@ def _scales_differ(panel: Panel) -> bool:
     return high > 0 and (low == 0 or high / low > SCALE_RATIO)
 
 
+def _thinned(ticks: list[float]) -> list[float]:
+    """At most `MAX_TICKS` of many whole-number x: the first and the multiples of the
+    smallest step of 1, 2, 5, 10, 20, … that keeps that many (a 30-layer model's 1, 5, 10, …,
+    30, as the thesis labels them), since a label per layer would overlap its neighbours."""
+    if len(ticks) <= MAX_TICKS or not all(float(t).is_integer() for t in ticks):
+        return ticks
+    for step in (m * 10**e for e in range(12) for m in (2, 5, 10)):
+        kept = [t for t in ticks if t == ticks[0] or t % step == 0]
+        if len(kept) <= MAX_TICKS:
+            return kept
+    return ticks
+
+
 def _draw_panel(ax: Any, panel: Panel, kind: str, scale: str) -> bool:
     """Draw one panel; return whether any point (published or measured) was drawn.
 
@@ -675,7 +689,7 @@ def _draw_panel(ax: Any, panel: Panel, kind: str, scale: str) -> bool:
             handles.append(Line2D([], [], linestyle="none"))
             labels.append(f"{series.label}: not run at {scale}")
     if panel.numeric:  # ticks at every x drawn, labelled with its number
-        ticks = sorted(drawn_x | set(positions))
+        ticks = _thinned(sorted(drawn_x | set(positions)))
         ax.set_xticks(ticks, [f"{p:g}" for p in ticks])
         ax.set_xticks([], minor=True)
     else:
