@@ -50,10 +50,10 @@ def _outside(figure) -> list[str]:
     """The titles and legends of `figure` whose drawn box leaves the figure's."""
     renderer = figure.canvas.get_renderer()
     box = figure.bbox
-    texts = [figure._suptitle] + [a.title for a in figure.axes if a.get_visible()]
+    texts = figure.texts + [a.title for a in figure.axes if a.get_visible()]  # suptitle first
     legends = [a.get_legend() for a in figure.axes if a.get_visible() and a.get_legend()]
     out = []
-    for artist in [t for t in texts if t is not None and t.get_text()] + legends:
+    for artist in [t for t in texts if t.get_text()] + legends:
         drawn = artist.get_window_extent(renderer)
         if not (
             drawn.x0 >= box.x0 - 0.5

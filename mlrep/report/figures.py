@@ -494,7 +494,8 @@ def _room(ax: Any) -> float:
     """The width in pixels of the panel's column of the figure: what its title and legend may
     take without running into the next panel or off the image (the layout moves the axes, not
     the columns, so this holds before and after it)."""
-    return 0.96 * ax.figure.bbox.width / ax.get_subplotspec().get_gridspec().ncols
+    grid = ax.get_subplotspec()
+    return 0.96 * ax.figure.bbox.width / (grid.get_gridspec().ncols if grid else 1)
 
 
 def _wrap(text: Any, room: float) -> None:
