@@ -3,16 +3,16 @@
 A figure has panels; a panel has series; a series takes its points either from a defined
 table (``table`` + ``column`` over ``rows``, or ``row`` over ``columns``) or from results
 (``run`` + ``metrics``, one metric per x position, or ``runs`` + ``metric``, one run per x
-position). A panel names its ``x`` positions unless a series runs down a table's rows (their
-labels are then the x). Table series are drawn twice: the published numbers (lines in the
-series' dash with filled markers; outlined bars) and the measured ones (short-dashed lines with
-open markers; filled bars), so no two series of a panel look alike. Where the two sides differ
-in magnitude by more than ``SCALE_RATIO`` (a tiny-scale run beside the thesis), the measured
-numbers get a y axis of their own on the right. Bars start at zero. A series with nothing to
-draw is named in the legend as not run; a panel with nothing measured and nothing published
-says "not run at scale …" instead of being left empty. One style for all: black and greys, a
-distinct marker, line style and hatch per series (at most six), so every figure reads in
-greyscale.
+position, or ``run`` + ``metric_per_x``, below). A panel names its ``x`` positions unless a
+series runs down a table's rows (their labels are then the x). Table series are drawn twice:
+the published numbers (lines in the series' dash with filled markers; outlined bars) and the
+measured ones (short-dashed lines with open markers; filled bars), so no two series of a panel
+look alike. Where the two sides differ in magnitude by more than ``SCALE_RATIO`` (a tiny-scale
+run beside the thesis), the measured numbers get a y axis of their own on the right. Bars start
+at zero. A series with nothing to draw is named in the legend as not run; a panel with nothing
+measured and nothing published says "not run at scale …" instead of being left empty. One style
+for all: black and greys, a distinct marker, line style and hatch per series (at most six), so
+every figure reads in greyscale.
 
 A result series may name a ``seed`` when the thesis plots one seed only (Figs E.1, E.2). Such
 a figure may ``choose`` its dataset and seed: ``choose: {dataset: [opus, iwslt], seed: [10,
@@ -42,6 +42,13 @@ of two (Fig 3.1's embedding dimensions, 768 … 32). A table series of such a fi
 ``measured: {runs: [...], metric: m, x_metric: d}`` where its runs do not line up with the
 table's rows (a tiny scale's own dimension ladder): its measured side is then one point per run,
 at x = that run's ``d``, drawn in the series' measured style beside the published points.
+
+A result series ``run`` + ``metric_per_x: delta1_l{x}`` (a metric name with one ``{x}``)
+plots one point per number k for which the run's metrics hold that name with ``{x}`` = k,
+at x = k, numerically sorted: the layers the model has (1–30 for BLOOMZ-7b1, 1–4 for the tiny
+stand-in; Figs 6.3, D.1), which a fixed list of x would cut to the layers both share. A panel
+of such series names no ``x``: its x are every k any of its series' runs holds; a run that
+did not run leaves the series "not run".
 """
 
 from __future__ import annotations
@@ -72,8 +79,10 @@ LINES = ("-", "--", ":", "-.", (0, (5, 1)), (0, (1, 1)))
 HATCHES = ("", "//", "..", "xx", "\\\\", "--")
 MEASURED_LINE = (0, (2, 2))
 SIDES = ("published", "measured")
+PER_X = "metric_per_x"  # a result series whose x are the numbers its run's metric names hold
 # published and measured maxima further apart than this: measured numbers get their own axis
 SCALE_RATIO = 10
+MAX_TICKS = 12  # labelled x of a numeric panel: more whole numbers are thinned (`_thinned`)
 STYLE = {
     "font.size": 8,
     "axes.titlesize": 8,
@@ -284,14 +293,20 @@ def panels(
                 f"{fig_id}: panel {panel.get('title')!r} has more series than the "
                 f"{len(GREYS)} styles that keep them apart"
             )
+        specs, numeric = panel["series"], bool(spec.get("numeric_x"))
+        if any(PER_X in s for s in specs):
+            layers = _x_of_runs(fig_id, spec, panel, results)
+            specs = [_at_x(s, layers) for s in specs]
+            x, numeric = [str(k) for k in layers], True
+        else:
+            x = [str(v) for v in panel.get("x") or spec.get("x") or _row_names(panel, tables)]
         series = [
             _table_series(s, tables, results, spec["chapter"], fig_id)
             if "table" in s
             else _result_series(s, results, spec["chapter"], fig_id)
-            for s in panel["series"]
+            for s in specs
         ]
         n = {len(s.published) for s in series}
-        x = [str(v) for v in panel.get("x") or spec.get("x") or _row_names(panel, tables)]
         if len(n) != 1 or len(x) not in n:
             raise FigureDefinitionError(
                 f"{fig_id}: series and x of panel {panel.get('title')!r} differ in length "
@@ -301,8 +316,41 @@ def panels(
             if spec.get("kind", "line") != "line":
                 raise FigureDefinitionError(f"{fig_id}: numeric_x is for line figures")
             _numbers(fig_id, x)
-        out.append(Panel(panel.get("title", ""), x, series, bool(spec.get("numeric_x"))))
+        out.append(Panel(panel.get("title", ""), x, series, numeric))
     return out
+
+
+def _x_of_runs(
+    fig_id: str, spec: dict[str, Any], panel: dict[str, Any], results: Results
+) -> list[int]:
+    """The x of a panel of ``metric_per_x`` series: every k for which a seed of a series' run
+    holds its template with ``{x}`` = k, numerically sorted, so a 4-layer stand-in plots
+    layers 1–4 and a 30-layer model 1–30 from one definition."""
+    specs = panel["series"]
+    if panel.get("x") or spec.get("x") or not all({"run", PER_X} <= s.keys() for s in specs):
+        raise FigureDefinitionError(
+            f"{fig_id}: panel {panel.get('title')!r}: {PER_X} series take their x from the "
+            f"run's metrics: each series names run + {PER_X}, and the panel names no x"
+        )
+    found: set[int] = set()
+    for series in specs:
+        template = series[PER_X]
+        if template.count("{x}") != 1:
+            raise FigureDefinitionError(
+                f"{fig_id}: {PER_X} {template!r} needs one {{x}} where the number goes"
+            )
+        pattern = re.compile(re.escape(template).replace(re.escape("{x}"), r"(\d+)"))
+        for result in results.seeds(spec["chapter"], series["run"]):
+            if series.get("seed") in (None, result.seed):
+                matches = (pattern.fullmatch(name) for name in result.metrics)
+                found.update(int(m.group(1)) for m in matches if m)
+    return sorted(found)
+
+
+def _at_x(series: dict[str, Any], xs: list[int]) -> dict[str, Any]:
+    """A ``metric_per_x`` series as a ``run`` + ``metrics`` one over the panel's x."""
+    rest = {k: v for k, v in series.items() if k != PER_X}
+    return {**rest, "metrics": [series[PER_X].replace("{x}", str(k)) for k in xs]}
 
 
 _LEADING_NUMBER = re.compile(r"^\s*(-?\d+(?:\.\d+)?)")
@@ -442,23 +490,51 @@ def _draw_points(ax: Any, panel: PointsPanel, style: str, scale: str) -> bool:
     return True
 
 
+def _room(ax: Any) -> float:
+    """The width in pixels of the panel's column of the figure: what its title and legend may
+    take without running into the next panel or off the image (the layout moves the axes, not
+    the columns, so this holds before and after it)."""
+    grid = ax.get_subplotspec()
+    return 0.96 * ax.figure.bbox.width / (grid.get_gridspec().ncols if grid else 1)
+
+
+def _wrap(text: Any, room: float) -> None:
+    """Wrap a title's words at the longest line length whose drawn width fits `room` pixels:
+    a count of characters per inch would guess, and a wrong guess cuts the title off."""
+    words = text.get_text()
+    renderer = text.figure.canvas.get_renderer()
+    for width in range(len(words), 0, -1):
+        text.set_text(textwrap.fill(words, width))
+        if text.get_window_extent(renderer).width <= room:
+            return
+
+
 def _legend_below(ax: Any, handles: list[Any], labels: list[str], columns: int) -> None:
     """The legend under the panel's x axis: below its tick labels and axis label, however
-    deep rotated labels make them (an offset in inches, which the layout does not rescale)."""
+    deep rotated labels make them (an offset in inches, which the layout does not rescale).
+    A legend wider than the panel's column goes down to one column, then wraps its labels,
+    as a legend that leaves the image loses the names of its series."""
     from matplotlib.transforms import ScaledTranslation
 
     figure = ax.figure
-    axis = ax.xaxis.get_tightbbox(figure.canvas.get_renderer())
+    renderer = figure.canvas.get_renderer()
+    axis = ax.xaxis.get_tightbbox(renderer)
     depth = 0.05 + (ax.bbox.y0 - axis.y0) / figure.dpi if axis is not None else 0.05
-    ax.legend(
-        handles,
-        labels,
-        frameon=False,
-        loc="upper center",
-        bbox_to_anchor=(0.5, 0),
-        bbox_transform=ax.transAxes + ScaledTranslation(0, -depth, figure.dpi_scale_trans),
-        ncol=columns,
-    )
+    tries = [(labels, columns), (labels, 1)]
+    longest = max(map(len, labels), default=0)
+    tries += [([textwrap.fill(t, n) for t in labels], 1) for n in range(longest - 1, 0, -1)]
+    for shown, ncol in tries:
+        legend = ax.legend(
+            handles,
+            shown,
+            frameon=False,
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0),
+            bbox_transform=ax.transAxes + ScaledTranslation(0, -depth, figure.dpi_scale_trans),
+            ncol=ncol,
+        )
+        if legend.get_window_extent(renderer).width <= _room(ax):
+            return
 
 
 def _not_run(ax: Any, scale: str) -> None:
@@ -555,6 +631,19 @@ def _scales_differ(panel: Panel) -> bool:
     return high > 0 and (low == 0 or high / low > SCALE_RATIO)
 
 
+def _thinned(ticks: list[float]) -> list[float]:
+    """At most `MAX_TICKS` of many whole-number x: the first and the multiples of the
+    smallest step of 1, 2, 5, 10, 20, … that keeps that many (a 30-layer model's 1, 5, 10, …,
+    30, as the thesis labels them), since a label per layer would overlap its neighbours."""
+    if len(ticks) <= MAX_TICKS or not all(float(t).is_integer() for t in ticks):
+        return ticks
+    for step in (m * 10**e for e in range(12) for m in (2, 5, 10)):
+        kept = [t for t in ticks if t == ticks[0] or t % step == 0]
+        if len(kept) <= MAX_TICKS:
+            return kept
+    return ticks
+
+
 def _draw_panel(ax: Any, panel: Panel, kind: str, scale: str) -> bool:
     """Draw one panel; return whether any point (published or measured) was drawn.
 
@@ -601,7 +690,7 @@ def _draw_panel(ax: Any, panel: Panel, kind: str, scale: str) -> bool:
             handles.append(Line2D([], [], linestyle="none"))
             labels.append(f"{series.label}: not run at {scale}")
     if panel.numeric:  # ticks at every x drawn, labelled with its number
-        ticks = sorted(drawn_x | set(positions))
+        ticks = _thinned(sorted(drawn_x | set(positions)))
         ax.set_xticks(ticks, [f"{p:g}" for p in ticks])
         ax.set_xticks([], minor=True)
     else:
@@ -684,8 +773,11 @@ def render(
             drawn |= draw_one(ax, panel)
         for ax in list(axes.flat)[len(parts) :]:
             ax.set_visible(False)
-        # wrapped to the figure width, so a one-panel figure keeps its whole title
-        figure.suptitle(textwrap.fill(spec["title"], int(15 * width * columns)), fontsize=9)
+        # titles wrapped to the width they may take: the layout makes room above and below
+        # a title, never beside it, so a title wider than the image is cut off at both edges
+        for ax in list(axes.flat)[: len(parts)]:
+            _wrap(ax.title, _room(ax))
+        _wrap(figure.suptitle(spec["title"], fontsize=9), 0.96 * figure.bbox.width)
         figure.tight_layout()
     return figure, drawn
 

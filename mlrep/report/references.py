@@ -12,7 +12,7 @@ cells, a delta reads both operands, and a ``published_only`` column or a cited r
 nothing. A row bound to another chapter (`TableDef.rows`) reads that chapter's names, so Table
 3.3's EMS row is held against Chapter 2's declaration. Claims and table series of figures read
 table cells, so they resolve through the same definitions; result series of figures name their
-metrics directly.
+metrics directly (a ``metric_per_x`` template by its name at x = 1).
 """
 
 from __future__ import annotations
@@ -144,6 +144,8 @@ def _figure(
                 for m in [
                     *series.get("metrics", []),
                     *[series[k] for k in ("metric", "x", "y") if k in series],
+                    # the name at x = 1 stands for the names its x are read from
+                    *[v.replace("{x}", "1") for k, v in series.items() if k == figures.PER_X],
                 ]
             ]
             out += [(c, Reference(where, m)) for c, m in names]

@@ -8,7 +8,8 @@ shuffles given sets (`mlrep.llm.instruct.mix`), ``stage`` those of one run's tra
 (`training`). ``tests`` cuts a setting's test set (`testsets`); ``prompts``,
 ``pivot-prompts`` and ``split`` make a run's prompts files for `mlrep llm generate` and cut
 its hypotheses back per direction (`decode`); ``score`` and ``metrics`` score them and write
-the run's metrics.json (`scoring`).
+the run's metrics.json (`scoring`). ``cosine`` writes a cosine analysis's metrics.json, Δ1 and
+Δ2 per layer, from its three models' `mlrep llm cosine` files (`cosine`).
 """
 
 from __future__ import annotations
@@ -174,6 +175,32 @@ def _metrics(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cosine(args: argparse.Namespace) -> int:
+    from mlrep.chapters.ch6_aligninstruct.cosine import deltas, read
+    from mlrep.chapters.ch6_aligninstruct.scoring import CHAPTER
+    from mlrep.provenance import record
+    from mlrep.report.metrics import write
+
+    analysis = runs.analysis(args.analysis)
+    files = (args.noft, args.mt, args.mt_align)  # the order of `analysis.compared`
+    noft, mt, mt_align = (read(path) for path in files)
+    numbers = deltas(noft, mt, mt_align)
+    compared = {model: str(path) for model, path in zip(analysis.compared, files, strict=True)}
+    doc = write(
+        args.out,
+        CHAPTER,
+        analysis.path,
+        args.seed,
+        scale_of(args),
+        numbers,
+        compared=compared,
+        pairs=noft.pairs,
+    )
+    record(args.out.parent, "ch6 cosine", {"scale": doc["scale"], "analysis": analysis.path})
+    print(json.dumps({"analysis": analysis.path, "layers": len(noft.layers), "pairs": noft.pairs}))
+    return 0
+
+
 def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     chapter = top.add_parser("ch6", help="Chapter 6: AlignInstruct")
     sub = chapter.add_subparsers(dest="ch6_command", required=True)
@@ -313,3 +340,17 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     written.add_argument("--scores", type=Path, nargs="+", required=True, help="score files")
     written.add_argument("--out", type=Path, required=True, help="metrics.json to write")
     written.set_defaults(func=_metrics)
+
+    cosine = sub.add_parser(
+        "cosine",
+        parents=[common],
+        help="a cosine analysis's metrics.json: Δ1, Δ2 per layer from its models' cosine files",
+    )
+    cosine.add_argument("--analysis", required=True, help="<setting>/<name> of the analysis")
+    for option, model in (("--noft", "no FT"), ("--mt", "MTInstruct"), ("--mt-align", "MT+Align")):
+        cosine.add_argument(
+            option, type=Path, required=True, help=f"`mlrep llm cosine`'s JSON of the {model} model"
+        )
+    cosine.add_argument("--seed", type=int, required=True)
+    cosine.add_argument("--out", type=Path, required=True, help="metrics.json to write")
+    cosine.set_defaults(func=_cosine)

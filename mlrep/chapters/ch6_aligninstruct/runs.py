@@ -340,3 +340,13 @@ def get(path: str, settings: GridSettings = GridSettings()) -> Run:
     if path not in found:
         raise GridError(f"no Chapter 6 run {path!r} at these settings{did_you_mean(path, found)}")
     return found[path]
+
+
+def analysis(path: str, settings: GridSettings = GridSettings()) -> Analysis:
+    """The cosine analysis at ``<setting>/<name>``, a clear error for another name."""
+    found = {a.path: a for a in analyses(settings)}
+    if path not in found:
+        raise GridError(
+            f"no Chapter 6 cosine analysis {path!r} at these settings{did_you_mean(path, found)}"
+        )
+    return found[path]
