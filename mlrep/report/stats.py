@@ -34,8 +34,9 @@ def bleu_from_stats(totals: np.ndarray) -> float:
     """Corpus BLEU (0–100) of summed statistics, computed by sacrebleu (smooth 'exp')."""
     # one conversion of the row, not ten numpy scalars: the bootstrap calls this a million
     # times for a report
-    hyp_len, ref_len, *counts = (int(x) for x in totals.tolist())
-    return BLEU.compute_bleu(counts[:4], counts[4:8], hyp_len, ref_len, smooth_method="exp").score
+    hyp_len, ref_len, c1, c2, c3, c4, t1, t2, t3, t4 = (int(x) for x in totals.tolist())
+    correct, total = [c1, c2, c3, c4], [t1, t2, t3, t4]
+    return BLEU.compute_bleu(correct, total, hyp_len, ref_len, smooth_method="exp").score
 
 
 _CHRF_PLUS_PLUS = CHRF(word_order=2)
