@@ -4,9 +4,11 @@ Each command of those blocks is checked by what it calls:
 
 - `snakemake …`: dry-run (`-n` right after `snakemake`) in a copy of the workflow with the
   `slurm` profile link, so an unknown target or option, a --config value the schema refuses or
-  a target swallowed by `--resources`/`--config` fails. A command that is not itself a dry run
-  must give cores or a profile (Snakemake refuses a local run without). `--report FILE` needs
-  the report's outputs on disk, so those lines are parsed by Snakemake's own parser instead.
+  a target swallowed by `--resources`/`--config` fails. Commands that differ only in their
+  targets are planned together, in one dry run of all their targets (`DryRuns`). A command
+  that is not itself a dry run must give cores or a profile (Snakemake refuses a local run
+  without). `--report FILE` needs the report's outputs on disk, so those lines are parsed by
+  Snakemake's own parser instead.
 - `mlrep …`: `mlrep data list` and `mlrep config check` are run (read-only, fast); every other
   line is parsed by `mlrep.cli.build_parser()`, so an unknown verb or option fails.
 - `dvc …`: parsed by DVC's own parser; `dvc exp run -S key=…` keys must exist in params.yaml.
@@ -126,6 +128,63 @@ def documented_commands() -> list[Command]:
 COMMANDS = documented_commands()
 
 
+def split_targets(args: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """A Snakemake command's options (its arguments less its targets, as Snakemake's own parser
+    reads them: a target swallowed by `--config` stays an option) and its targets; None when
+    it names no target (it builds the default rule) or does not parse."""
+    from snakemake.cli import get_argument_parser
+
+    with contextlib.redirect_stderr(io.StringIO()):
+        try:
+            targets = list(get_argument_parser().parse_args(args).targets or ())
+        except (SystemExit, ValueError):
+            return None
+    if not targets:
+        return None
+    return tuple(a for a in args if a not in targets), tuple(a for a in args if a in targets)
+
+
+class DryRuns:
+    """The dry runs of the documented Snakemake commands, one per group of commands that
+    differ only in their targets: planning a thesis-scale DAG takes a minute or two, and each
+    chapter's full-scale command plans a part of what `all` with the same options plans.
+
+    A group plans the union of its commands' targets with their shared options, so a target,
+    option or --config value that fails alone fails the group, and each of its commands'
+    tests (the error names the group's targets). A command without a target, or one that
+    `dry_run` is asked about and no documented command shares options with, runs alone."""
+
+    def __init__(self, workdir: Path, commands: list[Command]) -> None:
+        self.workdir = workdir
+        self.groups: dict[tuple[str, ...], list[str]] = {}
+        for command in commands:
+            if command.argv[0] == "snakemake" and (split := split_targets(command.argv[1:])):
+                targets = self.groups.setdefault(split[0], [])
+                targets += [t for t in split[1] if t not in targets]
+        self.done: dict[tuple[str, ...], str | None] = {}
+
+    def error(self, args: list[str]) -> str | None:
+        """Why a dry run of `args` fails (its group's, where it has one), or None."""
+        split = split_targets(args)
+        if split is None or split[0] not in self.groups:
+            return self._run(tuple(args))
+        options, _ = split
+        targets = self.groups[options]
+        separator = () if "--" in options else ("--",)  # no option swallows the targets
+        command = (*options, *separator, *targets)
+        if command not in self.done:
+            self.done[command] = self._run(command)
+        error = self.done[command]
+        return error and f"planned with {shlex.join(targets)}: {error}"
+
+    def _run(self, args: tuple[str, ...]) -> str | None:
+        result = snakemake(self.workdir, "-n", *args, timeout=600)
+        if result.returncode != 0:
+            output = (result.stdout + result.stderr)[-3000:]
+            return f"dry run failed (exit {result.returncode}):\n{output}"
+        return None
+
+
 @pytest.fixture(scope="module")
 def workflow_copy(tmp_path_factory):
     root = copy_workflow(tmp_path_factory.mktemp("docs-workflow"))
@@ -133,7 +192,12 @@ def workflow_copy(tmp_path_factory):
     return root
 
 
-def check_snakemake(argv: list[str], workdir: Path) -> str | None:
+@pytest.fixture(scope="module")
+def dry_runs(workflow_copy) -> DryRuns:
+    return DryRuns(workflow_copy, COMMANDS)
+
+
+def check_snakemake(argv: list[str], dry_runs: DryRuns) -> str | None:
     """Why a documented Snakemake command fails, or None."""
     args = argv[1:]
     if "--report" in args:
@@ -142,11 +206,7 @@ def check_snakemake(argv: list[str], workdir: Path) -> str | None:
         return parse_error(get_argument_parser().parse_args, args)
     if not SNAKEMAKE_DRY & set(args) and not any(SNAKEMAKE_CORES.match(a) for a in args):
         return "a local run needs --cores N (or --profile): Snakemake refuses to run without"
-    result = snakemake(workdir, "-n", *args, timeout=300)
-    if result.returncode != 0:
-        output = (result.stdout + result.stderr)[-3000:]
-        return f"dry run failed (exit {result.returncode}):\n{output}"
-    return None
+    return dry_runs.error(args)
 
 
 def parse_error(parse, args: list[str]) -> str | None:
@@ -224,14 +284,14 @@ def check_script(argv: list[str]) -> str | None:
     return None
 
 
-def check(command: Command, workdir: Path, monkeypatch) -> str | None:
+def check(command: Command, dry_runs: DryRuns, monkeypatch) -> str | None:
     """Why `command` does not work as the docs show it, or None."""
     argv = list(command.argv)
     program = argv[0]
     if command.text in UNCHECKED:
         return None
     if program == "snakemake":
-        return check_snakemake(argv, workdir)
+        return check_snakemake(argv, dry_runs)
     if program == "mlrep":
         return check_mlrep(argv, monkeypatch)
     if program == "dvc":
@@ -252,8 +312,8 @@ def _case(command: Command):
 
 
 @pytest.mark.parametrize("command", [_case(c) for c in COMMANDS])
-def test_documented_command_works(command, workflow_copy, monkeypatch):
-    error = check(command, workflow_copy, monkeypatch)
+def test_documented_command_works(command, dry_runs, monkeypatch):
+    error = check(command, dry_runs, monkeypatch)
     assert error is None, f"{command.where}: {command.text}\n{error}"
 
 
@@ -288,9 +348,9 @@ def test_every_page_is_read_and_the_allow_list_is_current():
         ("rm -rf results", "no check for 'rm'"),
     ],
 )
-def test_broken_commands_are_caught(line, complaint, workflow_copy, monkeypatch):
+def test_broken_commands_are_caught(line, complaint, dry_runs, monkeypatch):
     (argv,) = split_commands(line)
-    error = check(Command(tuple(argv), "example"), workflow_copy, monkeypatch)
+    error = check(Command(tuple(argv), "example"), dry_runs, monkeypatch)
     assert error is not None and complaint in error, error
 
 

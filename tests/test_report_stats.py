@@ -164,3 +164,30 @@ def test_one_sided_p_counts_replicates_at_or_below_the_margin():
 )
 def test_sign_test_within(differences, p):
     assert sign_test_within(differences, 0.5) == pytest.approx(p)
+
+
+@pytest.mark.parametrize("score", [corpus_bleu, corpus_chrf], ids=["bleu", "chrf"])
+def test_summed_scores_resample_from_draw_counts_to_the_very_replicates_of_gathered_rows(score):
+    """BLEU and chrF++ replicates come from draw counts times the statistics
+    (`SummedScore`); they are the numbers that scoring each resample's gathered rows gives (the
+    generic path, taken by a plain function), bit for bit, over weighted sets, several seeds,
+    and one-sample sides."""
+    rng = np.random.default_rng(3)
+    width = 10 if score is corpus_bleu else 24
+    sizes, weights = (7, 19, 12), (0.5, 0.3, 0.2)
+
+    def sides() -> list[SentenceSet]:
+        return [
+            SentenceSet(rng.integers(0, 9, (3, n, width)).astype(float), w)
+            for n, w in zip(sizes, weights, strict=True)
+        ]
+
+    a, b = sides(), sides()
+
+    def gathered(data: np.ndarray) -> np.ndarray:
+        return score(data)
+
+    for x, y in ((a, b), (a, []), ([], b)):
+        fast = paired_differences(x, y, score, 120, 5)
+        assert np.array_equal(fast, paired_differences(x, y, gathered, 120, 5))
+        assert np.unique(fast).size > 10  # the replicates differ: the draws reach the scores

@@ -32,9 +32,10 @@ def sentence_stats(
 
 def bleu_from_stats(totals: np.ndarray) -> float:
     """Corpus BLEU (0–100) of summed statistics, computed by sacrebleu (smooth 'exp')."""
-    hyp_len, ref_len = int(totals[0]), int(totals[1])
-    correct = [int(c) for c in totals[2:6]]
-    total = [int(t) for t in totals[6:10]]
+    # one conversion of the row, not ten numpy scalars: the bootstrap calls this a million
+    # times for a report
+    hyp_len, ref_len, c1, c2, c3, c4, t1, t2, t3, t4 = (int(x) for x in totals.tolist())
+    correct, total = [c1, c2, c3, c4], [t1, t2, t3, t4]
     return BLEU.compute_bleu(correct, total, hyp_len, ref_len, smooth_method="exp").score
 
 
@@ -78,14 +79,24 @@ class SentenceSet:
 Score = Callable[[np.ndarray], np.ndarray]  # (seeds, sentences, width) -> one score per seed
 
 
-def corpus_bleu(data: np.ndarray) -> np.ndarray:
-    """BLEU of each seed's summed sentence statistics (a test set's corpus BLEU per seed)."""
-    return np.array([bleu_from_stats(seed.sum(axis=0)) for seed in data])
+@dataclass(frozen=True)
+class SummedScore:
+    """A corpus score of each seed's sentence statistics summed over the sentences (BLEU,
+    chrF++), a `Score`. Because only the sum counts, `paired_differences` computes a
+    resample's totals as its draw counts times the statistics, for every replicate in one
+    product, instead of gathering each resample's rows: integer statistics sum exactly in any
+    order, so the replicates are the same numbers."""
+
+    of_totals: Callable[[np.ndarray], float]
+
+    def __call__(self, data: np.ndarray) -> np.ndarray:
+        return np.array([self.of_totals(seed.sum(axis=0)) for seed in data])
 
 
-def corpus_chrf(data: np.ndarray) -> np.ndarray:
-    """chrF++ of each seed's summed sentence statistics."""
-    return np.array([chrf_from_stats(seed.sum(axis=0)) for seed in data])
+# BLEU of each seed's summed sentence statistics (a test set's corpus BLEU per seed)
+corpus_bleu = SummedScore(bleu_from_stats)
+# chrF++ of each seed's summed sentence statistics
+corpus_chrf = SummedScore(chrf_from_stats)
 
 
 def corpus_mean(data: np.ndarray) -> np.ndarray:
@@ -125,10 +136,27 @@ def paired_differences(
             f"{[x.sentences for x in a]} and {[y.sentences for y in b]}"
         )
     rng = np.random.default_rng(seed)
-    replicates = np.empty(samples)
-    for sample in range(samples):
-        indices = [rng.integers(0, x.sentences, x.sentences) for x in a or b]
-        replicates[sample] = quantity(a, score, indices) - quantity(b, score, indices)
+    draws = [[rng.integers(0, x.sentences, x.sentences) for x in a or b] for _ in range(samples)]
+    if isinstance(score, SummedScore):
+        return _summed_quantities(a, score, draws) - _summed_quantities(b, score, draws)
+    return np.array([quantity(a, score, ix) - quantity(b, score, ix) for ix in draws])
+
+
+def _summed_quantities(
+    sets: Sequence[SentenceSet], score: SummedScore, draws: list[list[np.ndarray]]
+) -> np.ndarray:
+    """`quantity` of `sets` at each replicate's indices (`draws`), for a summed score: each
+    set's resampled totals for every replicate and seed come from one product of how often
+    each sentence was drawn with the statistics, and are then scored as `quantity` does."""
+    replicates = np.zeros(len(draws))
+    for number, test_set in enumerate(sets):
+        counts = np.stack(
+            [np.bincount(indices[number], minlength=test_set.sentences) for indices in draws]
+        ).astype(float)
+        totals = np.einsum("rn,snw->rsw", counts, test_set.data)  # (replicates, seeds, width)
+        scores = np.array([score.of_totals(row) for row in totals.reshape(-1, totals.shape[2])])
+        # each replicate's mean over its seeds: a row's mean, the same sum as a 1-D mean's
+        replicates += test_set.weight * scores.reshape(totals.shape[:2]).mean(axis=1)
     return replicates
 
 
