@@ -170,6 +170,9 @@ def test_tokens_are_found_in_the_raw_text_and_spans_show_it():
     # tokens the raw text does not hold: the side shows its tokens, so spans still agree
     fallback = Side.of(EN, ["Hello", "world"], "Bonjour")
     assert fallback.text == "Hello world" and fallback.surface((1, 2)) == "world"
+    # a fallback shows Moses-escaped tokens as the text they stand for
+    escaped = Side.of(EN, ["Tom", "&amp;", "Jerry"], "Tom and Jerry")
+    assert escaped.text == "Tom & Jerry" and escaped.surface((1, 2)) == "&"
 
 
 def test_phrase_pairs_are_tight_consistent_and_bounded():
@@ -355,6 +358,10 @@ def test_line_count_mismatches_name_both_files(tmp_path):
     (tmp_path / "en.txt").write_text("the dog sleeps\n", encoding="utf-8")
     with pytest.raises(InstructionDataError, match=r"en.txt has 1 lines but .*en.tok has 2"):
         read_pairs(**inputs)
+    # raw text longer than its tokens: preprocessing tokenized its first lines (max_lines)
+    (tmp_path / "en.txt").write_text("the dog sleeps\nGood  morning\nnot tokenized\n", "utf-8")
+    pairs = read_pairs(**inputs)
+    assert [p.source.text for p in pairs] == ["the dog sleeps", "Good  morning"]
 
 
 def test_build_writes_jsonl_reproducibly_and_mix_shuffles_by_seed(tmp_path):

@@ -300,6 +300,8 @@ def comments_only(text: str) -> str:
                 "ch5_prepare",
                 "ch5_metrics",
                 "ch5_corpus",  # Table 5.1's rows are metrics.json files
+                "ch6_metrics",
+                "ch6_cosine_metrics",  # Figures 6.3/D.1's deltas are metrics.json files
                 "ch2_prepare",  # the shared preparation's module writes metrics too
                 *CH2_EVALUATIONS,
                 *CH3_EVALUATIONS,

@@ -165,6 +165,12 @@ def test_a_preempted_run_resumes_to_the_uninterrupted_adapter(bases, tmp_path):
         lora.CheckpointMismatchError, match=r"checkpoints belong to a run with other settings"
     ):
         lora.run(bases[0], [data], other, tmp_path / "job", 7, 1)
+    # the workflow's rerun (`--on-stale restart`) drops them and trains anew: as from scratch
+    fresh = lora.run(bases[0], [data], other, tmp_path / "fresh", 7, 1, log=lambda _: None)
+    anew = lora.run(
+        bases[0], [data], other, tmp_path / "job", 7, 1, log=logged.append, on_stale="restart"
+    )
+    assert anew["losses"] == fresh["losses"] != whole["losses"]
 
 
 def test_sigterm_to_the_verb_saves_and_exits_75(bases, tmp_path):

@@ -95,7 +95,7 @@ REGISTRY: tuple[Chapter, ...] = (
         "ch6_aligninstruct",
         "ch6",
         "Chapter 6 and Appendix D: AlignInstruct (instruction tuning for MT)",
-        False,
+        True,
     ),
     Chapter(
         "ch7_interlingua", "ch7", "Chapter 7: variable-length interlingua", True, "ch8_layernorm"

@@ -16,7 +16,13 @@ from typing import Any, TypeVar
 
 from mlrep.cliutil import add_options, fill, positive_int, scale_of, settings_from
 from mlrep.io import atomic_write_text, read_lines
-from mlrep.llm.settings import CosineSettings, GenerateSettings, LoraSettings, StandInSettings
+from mlrep.llm.settings import (
+    ON_STALE,
+    CosineSettings,
+    GenerateSettings,
+    LoraSettings,
+    StandInSettings,
+)
 from mlrep.provenance import record
 
 Settings = TypeVar("Settings")
@@ -73,7 +79,15 @@ def _lora_train(args: argparse.Namespace) -> int:
 
     scale, settings = _settings(args, LoraSettings)
     summary = lora.run(
-        args.base, args.train, settings, args.out, args.seed, args.threads, args.init_adapter, _log
+        args.base,
+        args.train,
+        settings,
+        args.out,
+        args.seed,
+        args.threads,
+        args.init_adapter,
+        _log,
+        args.on_stale,
     )
     config = _config(
         args, scale, settings, base=args.base, train=args.train,
@@ -101,7 +115,13 @@ def _cosine(args: argparse.Namespace) -> int:
 
     _, settings = _settings(args, CosineSettings)
     base = system(args.base, args.adapter, settings.precision)
-    src, tgt = (read_lines(path, cosine.CosineError) for path in (args.src, args.tgt))
+    if len(args.src) != len(args.tgt):
+        raise cosine.CosineError(
+            f"{len(args.src)} --src files for {len(args.tgt)} --tgt files: give each source "
+            "file's translations, in the same order"
+        )
+    src = [line for path in args.src for line in read_lines(path, cosine.CosineError)]
+    tgt = [line for path in args.tgt for line in read_lines(path, cosine.CosineError)]
     values = cosine.layer_cosines(base, src, tgt, settings.batch_size, settings.max_tokens)
     result = {"layers": list(range(1, len(values) + 1)), "cosine": values, "pairs": len(src)}
     atomic_write_text(args.out, json.dumps(result, indent=1) + "\n")
@@ -147,6 +167,13 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     train.add_argument("--seed", type=int, required=True)
     train.add_argument("--threads", type=positive_int, default=1, help="CPU threads")
+    train.add_argument(
+        "--on-stale",
+        choices=ON_STALE,
+        default="refuse",
+        help="checkpoints of a run with other settings or data: refuse them, or train anew "
+        "(restart: the workflow's reruns)",
+    )
     add_options(train, LoraSettings)
     train.set_defaults(func=_lora_train)
 
@@ -168,8 +195,12 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     cosine.add_argument("--base", required=True, help="hub id or stand-in folder of the base")
     cosine.add_argument("--adapter", type=Path, help="LoRA adapter folder (none: the base)")
-    cosine.add_argument("--src", type=Path, required=True, help="one sentence a line")
-    cosine.add_argument("--tgt", type=Path, required=True, help="their translations, aligned")
+    cosine.add_argument(
+        "--src", type=Path, nargs="+", required=True, help="one sentence a line (files joined)"
+    )
+    cosine.add_argument(
+        "--tgt", type=Path, nargs="+", required=True, help="their translations, file by file"
+    )
     cosine.add_argument("--out", type=Path, required=True, help="JSON: layers 1..L and cosines")
     add_options(cosine, CosineSettings)
     cosine.set_defaults(func=_cosine)

@@ -192,11 +192,11 @@ class Side:
 
     @classmethod
     def of(cls, language: Language, tokens: Sequence[str], text: str | None = None) -> Side:
-        """The side showing `text` (raw), or its tokens joined by spaces where `text` is None
-        or does not hold them (so that spans and sentence always agree)."""
+        """The side showing `text` (raw), or its tokens (Moses escapes undone) joined by spaces
+        where `text` is None or does not hold them (so that spans and sentence always agree)."""
         offsets = token_offsets(text, tokens) if text is not None else None
         if text is None or offsets is None:
-            text = " ".join(tokens)
+            text = " ".join(_unescape(token) for token in tokens)
             offsets = token_offsets(text, tokens)
             assert offsets is not None  # tokens joined by spaces hold every token
         return cls(language, tuple(tokens), text, offsets)
@@ -545,7 +545,8 @@ def read_pairs(
     max_pairs: int | None = None,
 ) -> list[SentencePair]:
     """The sentence pairs of line-aligned files: the tokens fast_align saw, its Pharaoh links
-    (source-target orientation) and, optionally, the raw text the prompts show. `max_pairs`
+    (source-target orientation) and, optionally, the raw text the prompts show (its first
+    lines: preprocessing may have tokenized only a corpus file's first lines). `max_pairs`
     keeps the first that many lines (None: all), after the files were checked to agree in
     full, so that a small scale builds from a corpus prefix the same way as from all of it."""
     tokens = read_token_pairs(source_tokens, target_tokens)
@@ -553,12 +554,13 @@ def read_pairs(
     texts: list[list[str] | None] = []
     for path, other in ((source_text, source_tokens), (target_text, target_tokens)):
         lines = read_lines(path, InstructionDataError) if path is not None else None
-        if lines is not None and len(lines) != len(tokens):
+        # preprocessing may tokenize only the first lines of a corpus file (max_lines)
+        if lines is not None and len(lines) < len(tokens):
             raise InstructionDataError(
                 f"{path} has {len(lines)} lines but {other} has {len(tokens)}: give the raw "
                 "text of the same sentences, one per line, that were tokenized for fast_align"
             )
-        texts.append(lines)
+        texts.append(lines[: len(tokens)] if lines is not None else None)
     if len(alignments) != len(tokens):
         raise InstructionDataError(
             f"{links} has {len(alignments)} lines but {source_tokens} has {len(tokens)}: give "

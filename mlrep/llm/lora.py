@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -37,7 +38,7 @@ from mlrep.io import atomic_write_text, sha256_file
 from mlrep.llm import adapter, examples, schedule
 from mlrep.llm.base import Base, load_base
 from mlrep.llm.batches import IGNORE, Row, collate, summed_loss
-from mlrep.llm.settings import LoraSettings
+from mlrep.llm.settings import ON_STALE, LoraSettings
 from mlrep.train.checkpoint import Checkpoints, train
 
 ADAPTER_DIR = "adapter"
@@ -108,6 +109,15 @@ def labelled(rows: Sequence[Row]) -> int:
     return sum(sum(label != IGNORE for label in labels[1:]) for _, labels in rows)
 
 
+def drop_stale(folder: Path, identity: dict[str, Any], log: Callable[[str], object]) -> None:
+    """Empty `folder` of checkpoints made by a run of another identity: a workflow rerun of a
+    run whose settings or data changed trains it anew instead of stopping at the refusal."""
+    latest = Checkpoints(folder).load_latest()
+    if latest is not None and latest["model"].get("identity") != identity:
+        log(f"{folder}: checkpoints of a run with other settings or data: training anew")
+        shutil.rmtree(folder)
+
+
 def run(
     base_name: str | Path,
     train_files: Sequence[Path],
@@ -117,9 +127,14 @@ def run(
     threads: int,
     init_adapter: Path | None = None,
     log: Callable[[str], object] = print,
+    on_stale: str = "refuse",
 ) -> dict[str, Any]:
     """Train (or resume) the adapter of `out`: writes ``adapter/`` (PEFT's folder with
-    ``base.json``) and then ``train.json``, the run's record, which it returns."""
+    ``base.json``) and then ``train.json``, the run's record, which it returns. Checkpoints in
+    `out` of a run with other settings or data are refused (`on_stale` "refuse": a run by hand
+    into the wrong folder) or removed first ("restart": the workflow's reruns)."""
+    if on_stale not in ON_STALE:
+        raise MlrepError(f"on_stale {on_stale!r}: one of {', '.join(ON_STALE)}")
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
     base = load_base(base_name, settings.precision)
@@ -142,6 +157,8 @@ def run(
     total = settings.epochs * schedule.updates_per_epoch(len(rows), per_update)
     warmup = schedule.warmup_steps(total, settings.warmup_ratio)
     identity = run_identity(base, train_files, settings, seed, init_adapter)
+    if on_stale == "restart":
+        drop_stale(out / CHECKPOINT_DIR, identity, log)
     state = AdapterState(model, identity, out / CHECKPOINT_DIR)
     elapsed: list[float] = []
 

@@ -21,6 +21,8 @@ from mlrep.errors import MlrepError
 # where a GPU runs the model: its floating-point type (the CPU always computes in float32)
 Precision = Literal["fp32", "bf16", "fp16"]
 BYTE_ALPHABET = 256 + 4  # the byte-level BPE's bytes and the stand-in's 4 specials
+# checkpoints of a run with other settings or data: refused (by hand) or dropped (workflow)
+ON_STALE = ("refuse", "restart")
 
 
 class LlmSettingsError(MlrepError):

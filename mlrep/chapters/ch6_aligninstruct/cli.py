@@ -25,6 +25,7 @@ from mlrep.cliutil import UsageError, add_options, fill, positive_int, scale_of
 from mlrep.errors import did_you_mean
 from mlrep.io import atomic_write_text
 from mlrep.llm.instruct import TYPES, InstructionDataError, InstructSettings, Language
+from mlrep.llm.settings import GenerateSettings
 
 
 def _language(code: str) -> Language:
@@ -117,6 +118,16 @@ def _pivot_prompts(args: argparse.Namespace) -> int:
     run = runs.get(args.run)
     index = pivot_prompts(run, _tests(args), args.first_index, args.first, args.out, args.index)
     print(json.dumps({"run": index["run"], "prompts": index["total"]}))
+    return 0
+
+
+def _decode(args: argparse.Namespace) -> int:
+    from mlrep.chapters.ch6_aligninstruct.decode import decode
+
+    settings = fill(args, GenerateSettings, dict, "ch6 decode")
+    run = runs.get(args.run)
+    written = decode(run, _tests(args), args.languages, args.base, args.adapter, settings, args.out)
+    print(json.dumps({"run": run.path, "lines": sum(written.values())}))
     return 0
 
 
@@ -306,6 +317,21 @@ def register(top: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     pivot.add_argument("--out", type=Path, required=True, help="prompts JSONL to write")
     pivot.add_argument("--index", type=Path, required=True, help="index JSON to write")
     pivot.set_defaults(func=_pivot_prompts)
+
+    decoded = sub.add_parser(
+        "decode",
+        parents=[common],
+        help="a run's prompts, greedy hypotheses (both passes of a pivot run) and their split",
+    )
+    run_options(decoded)
+    decoded.add_argument(
+        "--languages", nargs="+", default=[], help="BLOOMZ+24's languages at this scale"
+    )
+    decoded.add_argument("--base", required=True, help="hub id or folder of the base model")
+    decoded.add_argument("--adapter", type=Path, help="LoRA adapter folder (none: the base)")
+    decoded.add_argument("--out", type=Path, required=True, help="folder: <test>/<src>-<tgt>.txt")
+    add_options(decoded, GenerateSettings)
+    decoded.set_defaults(func=_decode)
 
     cut = sub.add_parser(
         "split", parents=[common], help="hypotheses of a prompts file, per test and direction"

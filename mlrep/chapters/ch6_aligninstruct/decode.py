@@ -37,6 +37,7 @@ from mlrep.chapters.ch6_aligninstruct.runs import NAMES, PIVOT_LANGUAGE, Run
 from mlrep.errors import MlrepError, did_you_mean
 from mlrep.io import atomic_directory, atomic_write_text, read_lines
 from mlrep.llm.instruct import TERMINAL, Language, Record, mt_prompt, strip_terminal, write_jsonl
+from mlrep.llm.settings import GenerateSettings
 
 
 class DecodeError(MlrepError):
@@ -184,3 +185,42 @@ def split(index: Path, hypotheses: Path, out: Path) -> dict[str, int]:
             path.write_text("".join(f"{line}\n" for line in window), encoding="utf-8", newline="\n")
             written[f"{entry.test}/{entry.direction}"] = len(window)
     return written
+
+
+def decode(
+    run: Run,
+    tests: Mapping[str, Path],
+    languages: Sequence[str],
+    base: str,
+    adapter: Path | None,
+    settings: GenerateSettings,
+    out: Path,
+) -> dict[str, int]:
+    """Every pass of the run's decoding in one process, the model loaded once: the prompts
+    (`prompts`, a pivot run's second pass `pivot_prompts`), greedy hypotheses and the split
+    into ``<out>/<test>/<src>-<tgt>.txt``. The prompts files, their indexes and the raw
+    hypotheses of each pass stay beside `out` (``<out>.pass<k>.*``) as the record of what
+    the model was asked. Returns `split`'s line counts."""
+    from mlrep.llm.generate import greedy, read_prompts, system
+
+    model = system(base, adapter, settings.precision)
+
+    def files(number: int) -> tuple[Path, Path, Path]:
+        """(prompts, index, hypotheses) of pass `number`."""
+        stem = f"{out.name}.pass{number}"
+        return tuple(out.parent / f"{stem}{suffix}" for suffix in (".jsonl", ".json", ".txt"))
+
+    def generate(number: int) -> tuple[Path, Path]:
+        prompts_file, index, hypotheses = files(number)
+        lines = greedy(
+            model, read_prompts(prompts_file), settings.max_new_tokens, settings.batch_size
+        )
+        atomic_write_text(hypotheses, "".join(f"{line}\n" for line in lines))
+        return index, hypotheses
+
+    prompts(run, tests, languages, *files(1)[:2])
+    index, hypotheses = generate(1)
+    if run.pivot:
+        pivot_prompts(run, tests, index, hypotheses, *files(2)[:2])
+        index, hypotheses = generate(2)
+    return split(index, hypotheses, out)

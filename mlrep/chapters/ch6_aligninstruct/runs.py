@@ -207,6 +207,13 @@ class GridSettings:
         default="each",
         metadata={"help": "each: every stage trains `epochs`; split: the stages share them"},
     )
+    only: tuple[str, ...] | None = field(
+        default=None,
+        metadata={
+            "help": "the recipes (and noft) run at all, in either block; the others' cells read "
+            "not run (None: every recipe; a test's trim)"
+        },
+    )
     bloomz3: bool = field(default=True, metadata={"help": "the BLOOMZ+3 zero-shot runs"})
     prompts: bool = field(default=True, metadata={"help": "Table D.3's prompt decodings"})
     pivot: bool = field(default=True, metadata={"help": "Table D.4's pivot decodings"})
@@ -239,6 +246,13 @@ def _check(settings: GridSettings) -> None:
     for size in settings.sizes:
         if size not in SIZES:
             raise GridError(f"no BLOOMZ size {size!r}{did_you_mean(size, SIZES)}; sizes: {SIZES}")
+    recipes = (*SWEPT, *MAIN_ONLY, *ZERO_SHOT, NOFT)
+    for name in settings.only or ():
+        if name not in recipes:
+            raise GridError(
+                f"recipe {name!r} is in no block{did_you_mean(name, recipes)}; "
+                f"choose from {', '.join(dict.fromkeys(recipes))}"
+            )
     known = (*SWEPT, NOFT)
     for name in settings.swept or ():
         if name not in known:
@@ -292,7 +306,19 @@ def runs(settings: GridSettings = GridSettings()) -> list[Run]:
                 out.append(
                     Run(B3, f"{trained}-{PIVOT}", MAIN_SIZE, codes, model=trained, pivot=True)
                 )
-    return out
+    if settings.only is None:
+        return out
+    return [run for run in out if _recipe(run) in settings.only]
+
+
+def _recipe(run: Run) -> str:
+    """The recipe (or noft) a run trains or decodes: its name less size, language set and
+    decoding suffix."""
+    name = run.model or run.name
+    name = name.removeprefix(f"{run.size}-")
+    for languages in LANGUAGE_SETS:
+        name = name.removeprefix(f"{languages}-")
+    return name
 
 
 @dataclass(frozen=True)

@@ -46,15 +46,19 @@ def stage(run: Run, number: int) -> Stage:
     return run.stages[number - 1]
 
 
-def stage_inputs(run: Run, number: int, languages: Sequence[str], folder: Path) -> list[Path]:
+def stage_files(run: Run, number: int, languages: Sequence[str], folder: Path) -> list[Path]:
     """The instruction files of stage `number`, objectives in the stage's order, then the
-    languages."""
-    objectives = stage(run, number).objectives
-    files = [
+    languages (what the workflow's training job depends on, built or not)."""
+    return [
         instruction_file(folder, lang, objective)
-        for objective in objectives
+        for objective in stage(run, number).objectives
         for lang in languages_of(run, languages)
     ]
+
+
+def stage_inputs(run: Run, number: int, languages: Sequence[str], folder: Path) -> list[Path]:
+    """`stage_files`, each of which must exist."""
+    files = stage_files(run, number, languages, folder)
     missing = [path for path in files if not path.is_file()]
     if missing:
         raise TrainingSetError(
