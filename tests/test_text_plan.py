@@ -155,8 +155,11 @@ def test_each_pair_reads_its_corpora_at_full_scale_and_the_tiny_corpus_at_tiny()
         Path("r/data/sacrebleu_wmt16_dev"),
         Path("r/data/sacrebleu_wmt16_dev/newsdev2016.en-ro.ro"),
     )
-    assert plan.source(full, PATHS, "thesis", "train", "en-af", "af")[1] == Path(
+    assert plan.source(full, PATHS, "opus24", "train", "en-af", "af")[1] == Path(
         "r/data/opus_opus100/train.af-en.af"
+    )
+    assert plan.source(tiny, PATHS, "opus24", "train", "en-af", "af")[1] == Path(
+        "r/data/tiny_corpus/train.en-af.af"
     )
     # Europarl has training data only: its pairs get no valid/test outputs
     assert plan.splits_of(full, "europarl", "en-es") == ["train"]
@@ -167,18 +170,20 @@ def test_each_pair_reads_its_corpora_at_full_scale_and_the_tiny_corpus_at_tiny()
 
 
 def test_one_pair_comes_from_each_datasets_own_corpus():
-    """en-de is OPUS-100 for Chapter 6 (thesis) and Chapter 8's OPUS, Europarl for Chapter 8's
-    Europarl; en-nl is IWSLT 2017 for Chapter 5 and Chapter 8's IWSLT."""
+    """en-de is OPUS-100 for Chapter 8's OPUS (and Chapter 6's BLOOMZ+3), Europarl for Chapter
+    8's Europarl; en-nl is IWSLT 2017 for Chapter 5 and Chapter 8's IWSLT; en-kk is WMT19 for
+    Chapter 5 and OPUS-100 for Chapter 6's BLOOMZ+24 (its own dataset, opus24)."""
     full = section("full")
     de = {
         name: plan.source(full, PATHS, name, "train", "en-de", "de")[1].parent.name
-        for name in ("thesis", "opus", "europarl")
+        for name in ("opus", "europarl")
     }
-    assert de == {
-        "thesis": "opus_opus100",
-        "opus": "opus_opus100",
-        "europarl": "statmt_europarl_v7",
+    assert de == {"opus": "opus_opus100", "europarl": "statmt_europarl_v7"}
+    kk = {
+        name: plan.source(full, PATHS, name, "train", "en-kk", "kk")[1].parent.name
+        for name in ("thesis", "opus24")
     }
+    assert kk == {"thesis": "manual_wmt19_en_kk_train", "opus24": "opus_opus100"}
     assert plan.source(full, PATHS, "iwslt", "test", "en-nl", "nl")[1] == Path(
         "r/data/wit3_iwslt2017_multilingual/tst2010.en-nl.nl"
     )
@@ -216,9 +221,10 @@ def test_full_scale_corpora_cover_every_pair_with_registry_datasets():
         assert set(dataset["pairs"]) <= set(dataset["corpora"]), name
         keys = {s.split("/")[0] for sets in dataset["corpora"].values() for s in sets.values()}
         assert keys <= set(registry.load()), name
-    # the six Chapter 6 languages the tiny corpus lacks come with OPUS-100
-    pairs = full["datasets"]["thesis"]["pairs"]
+    # the six Chapter 6 languages the tiny corpus lacks come with OPUS-100: all 24 at full
+    pairs = full["datasets"]["opus24"]["pairs"]
     assert {f"en-{x}" for x in ("am", "ha", "li", "oc", "si", "yi")} <= set(pairs)
+    assert len(pairs) == 24
 
 
 def test_the_users_knp_and_enju_output_are_inputs_of_the_analysing_jobs_only():
