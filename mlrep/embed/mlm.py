@@ -21,9 +21,6 @@ folder means it never leaves a half-written checkpoint.
 
 from __future__ import annotations
 
-import json
-import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -35,10 +32,10 @@ from mlrep.device import visible
 from mlrep.embed.settings import MlmSettings
 from mlrep.embed.train import Schedule
 from mlrep.errors import MlrepError
-from mlrep.io import atomic_directory
+from mlrep.train import pretrain as pretraining
 
 SPECIALS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")  # RoBERTa's ids 0-3, <mask> next
-SUMMARY_FILE = "train.json"
+SUMMARY_FILE = pretraining.SUMMARY_FILE
 IGNORE = -100  # label of a token the loss skips (`transformers`' convention)
 MADE_BY = "mlrep data monolingual"
 
@@ -236,27 +233,17 @@ def run(
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=0.01)
     schedule = Schedule(len(rows), settings.batch_size, seed)
     generator = torch.Generator().manual_seed(seed)
-    losses: list[float] = []
-    started = time.perf_counter()
-    for step in range(1, settings.steps + 1):
+
+    def loss_at(step: int) -> tuple[torch.Tensor, float]:
         chosen = [rows[i] for i in schedule.rows(step)]
         loss = model(**batch(tokenizer, chosen, settings, generator, device)).loss
-        optimizer.zero_grad()
-        loss.backward()
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate(settings, step)
-        optimizer.step()
-        losses.append(loss.item())
-        if step % max(settings.steps // 10, 1) == 0:
-            log(f"step {step}: loss {losses[-1]:.4f}")
-    seconds = time.perf_counter() - started
-    if not all(math.isfinite(value) for value in losses):
-        raise MlrepError(f"{out}: the MLM loss diverged (lr {settings.lr}); lower --lr")
-    last = losses[-min(10, len(losses)) :]
+        return loss, loss.item()
+
+    losses, seconds = pretraining.run(
+        optimizer, settings.steps, loss_at, lambda step: learning_rate(settings, step), log
+    )
     summary = {
-        "final_loss": sum(last) / len(last),
-        "steps": settings.steps,
-        "parameters": sum(p.numel() for p in model.parameters()),
+        **pretraining.summary(losses, out, "MLM", settings.lr, model),
         "sentences_per_second": settings.steps * settings.batch_size / seconds,
         "sentences": {language: len(lines) for language, lines in text.items()},
         "vocab_size": len(tokenizer),
@@ -264,9 +251,5 @@ def run(
         "seed": seed,
         "losses": losses,
     }
-    with atomic_directory(out) as staging:
-        model.cpu().save_pretrained(staging)
-        tokenizer.save_pretrained(staging)
-        (staging / SUMMARY_FILE).write_text(json.dumps(summary, indent=1) + "\n")
-        finish(staging)
+    pretraining.save(out, model, tokenizer, summary, finish)
     return summary

@@ -16,9 +16,6 @@ not resume: a killed run starts over, and the atomic output folder never leaves 
 
 from __future__ import annotations
 
-import json
-import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -28,12 +25,13 @@ import torch
 
 from mlrep.device import visible
 from mlrep.errors import MlrepError
-from mlrep.io import atomic_directory, read_lines
+from mlrep.io import read_lines
 from mlrep.llm import batches, schedule
 from mlrep.llm.settings import StandInSettings
+from mlrep.train import pretrain as pretraining
 
 SPECIALS = ("<unk>", "<s>", "</s>", "<pad>")  # BLOOM's ids 0-3
-SUMMARY_FILE = "train.json"
+SUMMARY_FILE = pretraining.SUMMARY_FILE
 MADE_BY = "mlrep data monolingual"
 
 
@@ -146,29 +144,23 @@ def pretrain(
     model = build_model(settings, tokenizer).to(device)
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=0.01)
-    losses: list[float] = []
-    started = time.perf_counter()
-    for step in range(1, settings.steps + 1):
+
+    def loss_at(step: int) -> tuple[torch.Tensor, float]:
         chosen = [rows[i] for i in schedule.update_rows(len(rows), settings.batch_size, seed, step)]
         loss, tokens = batches.summed_loss(
             model, batches.collate(chosen, tokenizer.pad_token_id, device)
         )
-        optimizer.zero_grad()
-        (loss / tokens).backward()
-        for group in optimizer.param_groups:
-            group["lr"] = schedule.linear_lr(settings.lr, step, settings.steps, settings.warmup)
-        optimizer.step()
-        losses.append(loss.item() / tokens)
-        if step % max(settings.steps // 10, 1) == 0:
-            log(f"step {step}: loss {losses[-1]:.4f}")
-    seconds = time.perf_counter() - started
-    if not all(math.isfinite(value) for value in losses):
-        raise MlrepError(f"{out}: the LM loss diverged (lr {settings.lr}); lower --lr")
-    last = losses[-min(10, len(losses)) :]
+        return loss / tokens, loss.item() / tokens
+
+    losses, seconds = pretraining.run(
+        optimizer,
+        settings.steps,
+        loss_at,
+        lambda step: schedule.linear_lr(settings.lr, step, settings.steps, settings.warmup),
+        log,
+    )
     summary = {
-        "final_loss": sum(last) / len(last),
-        "steps": settings.steps,
-        "parameters": sum(p.numel() for p in model.parameters()),
+        **pretraining.summary(losses, out, "LM", settings.lr, model),
         "lines_per_second": settings.steps * settings.batch_size / seconds,
         "lines": len(lines),
         "text": [str(file) for file in text_files(paths)],
@@ -177,9 +169,5 @@ def pretrain(
         "seed": seed,
         "losses": losses,
     }
-    with atomic_directory(out) as staging:
-        model.cpu().save_pretrained(staging)
-        tokenizer.save_pretrained(staging)
-        (staging / SUMMARY_FILE).write_text(json.dumps(summary, indent=1) + "\n")
-        finish(staging)
+    pretraining.save(out, model, tokenizer, summary, finish)
     return summary
