@@ -229,7 +229,9 @@ def _strings(node: ast.expr, names: Mapping[str, list[ast.expr]]) -> set[str]:
 
 
 def cli_reads() -> set[Key]:
-    """The settings CLIs read from ``--params``: `settings_from` calls with literal sections.
+    """The settings CLIs read from ``--params``: `settings_from` calls with literal sections
+    (a call whose section and class are both run-time values, like `mlrep.llm.cli`'s, is the
+    command check's to cover).
 
     The keys are the fields of the call's dataclass, less those its keywords set or skip
     (directly or through a name assigned in its function or module). The NMT verbs name their
@@ -252,10 +254,12 @@ def cli_reads() -> set[Key]:
                     and node.func.id == "settings_from"
                     and isinstance(node.args[2], ast.Tuple)
                 ):
+                    sections = [e.value for e in node.args[2].elts if isinstance(e, ast.Constant)]
+                    if not sections:
+                        continue
                     keys = option_names(_resolve(node.args[1], tree), _set_by_verb(node, names))
-                    for dotted in node.args[2].elts:
-                        if isinstance(dotted, ast.Constant):
-                            reads |= {(*dotted.value.split("."), key) for key in keys}
+                    for dotted in sections:
+                        reads |= {(*dotted.split("."), key) for key in keys}
     return reads
 
 

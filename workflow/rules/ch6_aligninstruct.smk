@@ -104,7 +104,7 @@ rule ch6_instructions:
         code=code_version("ch6 instructions"),
         raw=lambda w: [path for _, path in CH6_PLAN.pair_raw(w.block, w.lang)],
         max_pairs=lambda w: flags_from(
-            {"max_pairs": CH6["blocks"][w.block]["max_pairs"] or None}
+            {"max_pairs": n} if (n := CH6["blocks"][w.block]["max_pairs"]) else {}
         ),
         flags=flags_from(CH6["instruct"]),
         seed=CH6["seeds"][0],
