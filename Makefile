@@ -3,6 +3,8 @@ VENV ?= .venv
 BIN := $(abspath $(VENV))/bin
 STAMP := $(VENV)/.installed
 CORES ?= 2
+# pytest-xdist workers of `make test` (tests/tiny_runs.py keeps the shared build on one)
+TEST_WORKERS ?= $(CORES)
 # rules call `mlrep`, so the environment's bin folder goes first on PATH
 export PATH := $(BIN):$(PATH)
 
@@ -12,7 +14,7 @@ run: $(STAMP)
 	snakemake --cores $(CORES) all
 
 test: lint
-	pytest
+	pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 lint: $(STAMP)
 	ruff check .

@@ -367,13 +367,65 @@ def tiny_project(tmp_path_factory) -> TinyProject:
     return _SESSION[0]
 
 
+SHARED_GROUP = "tiny_project"  # the pytest-xdist group of every test that reads the project
+_BUILDS: list[str] = []  # what the shared builds cost, as the terminal summary prints it
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`make test` runs ``-n 2 --dist loadgroup``), keep the shared
+    project on one worker: a session fixture is built once per worker, and a second joint
+    build would cost more than the second worker saves. Every test that reads the project
+    joins one group, with the tests of its module that share a module fixture with it (a
+    SLURM cluster, a DVC copy); every other test is grouped by its module, so its module
+    fixtures are made once. The shared group goes first: it is the longest, and the other
+    worker takes the rest meanwhile (`--no-loadscope-reorder` keeps this order)."""
+    shared: dict[Any, set[str]] = {}
+    for item in items:
+        if SHARED_GROUP in item.fixturenames:
+            shared.setdefault(item.module, set()).update(_module_fixtures(item))
+    groups = {}
+    for item in items:
+        beside = shared.get(item.module)
+        joins = SHARED_GROUP in item.fixturenames or (
+            beside is not None and not beside.isdisjoint(_module_fixtures(item))
+        )
+        groups[item] = SHARED_GROUP if joins else item.module.__name__
+        item.add_marker(pytest.mark.xdist_group(groups[item]))
+    items.sort(key=lambda item: groups[item] != SHARED_GROUP)
+
+
+def _module_fixtures(item: pytest.Item) -> set[str]:
+    """The module-scoped fixtures a test uses."""
+    definitions = item._fixtureinfo.name2fixturedefs
+    return {name for name, defs in definitions.items() if defs[-1].scope == "module"}
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A pytest-xdist worker hands its builds' costs to the controller, which prints them."""
+    lines = [
+        f"{seconds:7.1f}s  {name}  ({project.jobs[name]} jobs)"
+        for project in _SESSION
+        for name, seconds in project.seconds.items()
+    ]
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["tiny_runs"] = lines
+    else:
+        _BUILDS.extend(lines)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any) -> None:
+    """The controller's side of `pytest_sessionfinish` (pytest-xdist's hook)."""
+    _BUILDS.extend(getattr(node, "workeroutput", {}).get("tiny_runs", []))
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     """What the shared builds cost: their time is charged to whichever test asked first, so
     --durations alone would not show it."""
-    for project in _SESSION:
+    if _BUILDS:
         terminalreporter.section("shared tiny runs (tests/tiny_runs.py)")
-        for name, seconds in project.seconds.items():
-            terminalreporter.write_line(f"{seconds:7.1f}s  {name}  ({project.jobs[name]} jobs)")
+        for line in _BUILDS:
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")
