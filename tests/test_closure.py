@@ -20,7 +20,7 @@ import yaml
 
 import mlrep
 from mlrep.cli import build_parser
-from mlrep.closure import Package, Verbs
+from mlrep.closure import Closure, Package, Verbs
 from tests.conftest import REPO
 
 SYNTH = {
@@ -142,11 +142,11 @@ def synth(tmp_path, monkeypatch) -> Path:
         del sys.modules[name]
 
 
-def synth_verbs(package: Path, default: int = 1) -> Verbs:
+def synth_verbs(package: Path, default: int = 1, store: Path | None = None) -> Verbs:
     """The verbs of the package as it is now (its cli imported afresh, as each run does)."""
     sys.modules.pop("synth.cli", None)
     cli = importlib.import_module("synth.cli")
-    return Verbs(cli.build_parser(default), Package(package))
+    return Verbs(cli.build_parser(default), Package(package), store)
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -240,6 +240,70 @@ def test_a_closure_is_the_same_after_other_verbs_filled_the_package_caches(synth
     names = ["ch2 train", "report build", "nmt train", "data fetch"]
     together = {verb: shared.closure(verb).sources for verb in names}
     assert together == {verb: Verbs(parser).closure(verb).sources for verb in names}
+
+
+def reads(package: Path, location: str) -> None:
+    """Make the synthetic `run` read `location` too (a path expression in engine.py)."""
+    edit(
+        package / "engine.py",
+        "return deep.twice(x)",
+        f"return len(str({location})) + deep.twice(x)",
+    )
+
+
+def _closures(verbs: Verbs) -> dict[str, Closure]:
+    return {verb: verbs.closure(verb) for verb in verbs.names()}
+
+
+def test_stored_closures_are_the_computed_ones_and_a_process_after_reads_them(
+    synth, tmp_path, monkeypatch
+):
+    store = tmp_path / "store"
+    assert _closures(synth_verbs(synth, store=store)) == _closures(synth_verbs(synth))
+    assert len(list(store.glob("closures-*.json"))) == 1
+
+    def computed(*args):
+        raise AssertionError("computed, not read from the store")
+
+    monkeypatch.setattr(Package, "closure", computed)
+    assert _closures(synth_verbs(synth, store=store))["run"].paths  # read back
+    assert synth_verbs(synth, default=2, store=store).closure("run").options != (
+        synth_verbs(synth, store=store).closure("run").options
+    )  # the options are the parser's now, never stored
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new"),
+    [
+        ("synth/util.py", "return x + 1", "return x + 2"),  # in the package
+        ("outside.yaml", "size: 1", "size: 2"),  # outside it, read by the package's code
+    ],
+)
+def test_an_edit_that_changes_a_closure_is_never_read_from_the_store(
+    synth, tmp_path, file, old, new
+):
+    (tmp_path / "outside.yaml").write_text("size: 1\n")
+    reads(synth, 'Path(__file__).resolve().parent.parent / "outside.yaml"')
+    store = tmp_path / "store"
+    before = synth_verbs(synth, store=store).closure("run")
+    assert "outside.yaml" in before.sources
+    edit(tmp_path / file, old, new)
+    after = synth_verbs(synth, store=store).closure("run")
+    assert after == synth_verbs(synth).closure("run") and after.digest != before.digest
+
+
+def test_closures_that_read_a_folder_outside_the_package_are_not_stored(synth, tmp_path):
+    (tmp_path / "shelf").mkdir()
+    reads(synth, 'Path(__file__).parent.parent / "shelf"')
+    store = tmp_path / "store"
+    synth_verbs(synth, store=store).closure("run")
+    assert not store.exists()
+
+
+def test_an_unwritable_store_only_costs_the_time(synth, tmp_path):
+    store = tmp_path / "store"
+    store.write_text("a file where the folder should be")
+    assert _closures(synth_verbs(synth, store=store)) == _closures(synth_verbs(synth))
 
 
 def test_verbs_and_the_verb_a_shell_command_runs():

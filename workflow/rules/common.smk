@@ -2,7 +2,7 @@
 
 from mlrep.cli import build_parser
 from mlrep.cliutil import flags_from
-from mlrep.closure import Verbs
+from mlrep.closure import Verbs, user_store
 
 # The software of every rule (used with --sdm conda; the README's .venv holds the same pins).
 MLREP_ENV = "../envs/mlrep.yaml"
@@ -26,8 +26,9 @@ def job_threads(kind):
     return CFG["resources"][kind].get("threads", 1)
 
 
-# The verbs of the `mlrep` command and the code each of them runs (mlrep/closure.py).
-MLREP_VERBS = Verbs(build_parser())
+# The verbs of the `mlrep` command and the code each of them runs (mlrep/closure.py), kept
+# between runs in the user's cache while the package's files stay the same.
+MLREP_VERBS = Verbs(build_parser(), store=user_store())
 
 
 def code_version(verb):
