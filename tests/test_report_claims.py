@@ -10,7 +10,7 @@ import pytest
 import yaml
 from sacrebleu.metrics import BLEU, CHRF
 
-from mlrep.report import claims, fill, tables
+from mlrep.report import claims, figures, fill, tables
 from mlrep.report.metrics import Results, collect, write
 from mlrep.report.reference import load_all
 from mlrep.report.stats import chrf_sentence_stats
@@ -361,6 +361,13 @@ def test_every_claim_names_measurable_cells_of_its_own_chapter():
                 row = table.rows[keys.index(str(row_key))]
                 result_keys = definition.cell_key(table.header, row, str(row_key), column)
                 assert result_keys and all(k.run and k.metrics[0] for k in result_keys), claim
+
+
+def test_every_figure_claim_reads_a_figure_of_its_own_chapter():
+    found = [c for c in CLAIMS.values() if claims.figure_claim(c)]
+    assert [c["id"] for c in found] == ["ch6-mtinstruct-raises-cosine"]
+    for claim in found:
+        assert figures.definitions()[claim["a"]["figure"]]["chapter"] == claim["chapter"]
 
 
 def test_the_jass_claim_reads_table_43_bleu():
