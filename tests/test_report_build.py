@@ -22,9 +22,12 @@ def test_build_from_partial_results_writes_every_table_figure_and_the_ledger(tmp
     ch8_results(tmp_path / "results")
     svcca = {"svcca_l1": 0.4}  # the tiny grid's one SVCCA: IWSLT, seed 1
     write_metrics(tmp_path / "results", "ch8_layernorm", "iwslt/prenorm-s-enc-t-dec-w", 1, svcca)
+    # a 4-layer stand-in's Fig 6.3 analysis, which a figure claim reads (Δ1 > 0 at every layer)
+    cosine = {f"delta{d}_l{k}": 0.01 * k for d in (1, 2) for k in range(1, 5)}
+    write_metrics(tmp_path / "results", "ch6_aligninstruct", "bloomz-24/7b1-cosine", 1, cosine)
     out = build(tmp_path, tmp_path / "results")
     summary = json.loads(capsys.readouterr().out)
-    assert summary["tables"] == len(load_sources(REFERENCE)) and summary["result_files"] == 7
+    assert summary["tables"] == len(load_sources(REFERENCE)) and summary["result_files"] == 8
     page = (out / "index.html").read_text()
     for table_id in load_sources(REFERENCE):
         assert f'id="{table_id}"' in page
@@ -43,6 +46,9 @@ def test_build_from_partial_results_writes_every_table_figure_and_the_ledger(tmp
     ledger = {v["id"]: v for v in json.loads((out / "claims.json").read_text())}
     assert ledger["ch8-postnorm-beats-prenorm-zst-bleu"]["outcome"] == "floor not measured"
     assert ledger["ch2-ems-beats-contrastive-only"]["outcome"] == "not run at this scale"
+    cosine_claim = ledger["ch6-mtinstruct-raises-cosine"]  # 4 of 4 layers: p = 1/16
+    assert (cosine_claim["outcome"], cosine_claim["p_value"]) == ("inconclusive", 1 / 16)
+    assert "| no numbers printed | 0.03 / 0.00 |" in (out / "claims.md").read_text()
     # provenance of a measured table names the files that fed it, with their checksums
     assert page.count("metrics sha256") >= 1 and "ch8_layernorm/opus/postnorm-s-enc-t-dec-w" in page
 

@@ -91,7 +91,7 @@ def build(
             )
         )
 
-    verdicts = claims.ledger(claims.load(), filled, bootstrap)
+    verdicts = claims.ledger(claims.load(), filled, bootstrap, results)
     atomic_write_text(layout.claims_markdown, claims.markdown(verdicts, scale))
     atomic_write_text(
         layout.claims,

@@ -45,6 +45,17 @@ gains of ``a`` and ``b`` correlate, r > 0 (``higher``) or r < 0 (``lower``), by 
 permutation p of `mlrep.report.correlation.pearson`. A correlation has no floor of its own: the
 four rows it differences must each lie beyond their floors, tested as a ``paired_bootstrap``
 claim tests a side (a gain of two rows at chance is noise, whatever it correlates with).
+
+A *figure* claim reads what the thesis shows only as a figure, without numbers (Fig 6.3's
+per-layer change of cosine similarity): side ``a`` is a result series of ``figures.yaml``,
+``{figure, series}`` by its legend label, read as the figure reads it (`figures.panels`), and
+side ``b`` is the number each of its points is held against (0: no change). The statistic is
+``sign_test`` over the series' points (its layers) instead of seeds: the claim is about every
+point ("rose in nearly all layers"), and each point is one value. Its published side is the
+thesis's text (``cite``), so the published check has no numbers to run (``published_holds``
+None). It has no floor: a difference of two models' values over the same inputs has no
+input-copying baseline, its no-effect value is ``b``, which the test already is; the outcomes
+are those after the floor's.
 """
 
 from __future__ import annotations
@@ -61,9 +72,10 @@ import numpy as np
 import yaml
 
 from mlrep.errors import MlrepError
+from mlrep.report import figures
 from mlrep.report.correlation import Correlation, pearson, pearson_r
 from mlrep.report.fill import Bootstrap, Cell, FilledTable
-from mlrep.report.metrics import UNTRAINED_SEED
+from mlrep.report.metrics import UNTRAINED_SEED, Results
 from mlrep.report.stats import (
     Score,
     SentenceSet,
@@ -86,6 +98,8 @@ STATISTICS = ("paired_bootstrap", "sign_test", "pearson")
 CORRELATION = "pearson"
 _SERIES_KEYS = {"table", "row", "baseline", "columns"}  # a side of a correlation claim
 DIRECTIONS = ("higher", "lower", "within")
+_FIGURE_KEYS = {"figure", "series"}  # side a of a figure claim
+POINTS = "sign_test"  # a figure claim's statistic: over its series' points
 _KEYS = {"id", "chapter", "claim", "a", "b", "direction", "statistic", "alpha", "margin", "cite"}
 # per-sentence data of a cell and the corpus score it sums to (`Cell.test_sets`)
 _KINDS: tuple[tuple[str, Score], ...] = (
@@ -161,6 +175,7 @@ def load(path: Path | None = None) -> list[dict[str, Any]]:
         if claim["direction"] == "within" and not float(claim.get("margin", 0)) > 0:
             raise ClaimDefinitionError(f"{where}: direction within needs a positive margin")
         _check_series(claim, where)
+        _check_figure(claim, where)
         if claim["id"] in seen:
             raise ClaimDefinitionError(f"{where}: duplicate id")
         seen.add(claim["id"])
@@ -196,6 +211,48 @@ def _check_series(claim: dict[str, Any], where: str) -> None:
         )
 
 
+def figure_claim(claim: dict[str, Any]) -> bool:
+    """Whether the claim reads a figure's series (its side a) instead of table cells."""
+    return isinstance(claim["a"], dict) and "figure" in claim["a"]
+
+
+def _check_figure(claim: dict[str, Any], where: str) -> None:
+    """A figure claim's side a is ``{figure, series}``, naming a result series of one run
+    that exists, its b a number and its statistic `POINTS`; any other claim's sides are
+    cells (a number or a figure as b is a claim that meant to be a figure claim)."""
+    if not figure_claim(claim):
+        if any(not isinstance(side, dict) or "figure" in side for side in (claim["a"], claim["b"])):
+            raise ClaimDefinitionError(
+                f"{where}: sides are table cells, but for a figure claim's: a figure's series "
+                "as a, a number as b"
+            )
+        return
+    a, b = claim["a"], claim["b"]
+    if set(a) != _FIGURE_KEYS or claim["statistic"] != POINTS:
+        raise ClaimDefinitionError(
+            f"{where}: a figure claim's side a is exactly {sorted(_FIGURE_KEYS)}, its "
+            f"statistic {POINTS} (over the series' points)"
+        )
+    if isinstance(b, bool) or not isinstance(b, int | float):
+        raise ClaimDefinitionError(f"{where}: side b of a figure claim is the number it tests")
+    _figure_series(claim, where)
+
+
+def _figure_series(claim: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The figure a figure claim reads and its series, the one of that label, of one run."""
+    a = claim["a"]
+    spec = figures.definitions().get(a["figure"])
+    if spec is None:
+        raise ClaimDefinitionError(f"{where}: no figure {a['figure']!r} in figures.yaml")
+    found = [s for panel in spec["panels"] for s in panel["series"] if s["label"] == a["series"]]
+    if len(found) != 1 or "run" not in found[0]:
+        raise ClaimDefinitionError(
+            f"{where}: {a['figure']} needs exactly one series labelled {a['series']!r}, a "
+            f"result series of one run; it has {len(found)}"
+        )
+    return spec, found[0]
+
+
 def _groups(series: dict[str, Any]) -> list[list[str]]:
     """A series' points: each a list of columns whose mean it is."""
     return [c if isinstance(c, list) else [c] for c in series["columns"]]
@@ -213,7 +270,10 @@ def _series_rows(series: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
 
 def cell_sides(claim: dict[str, Any]) -> list[dict[str, Any]]:
     """Every plain side (``row`` + ``columns`` or ``column`` + ``rows``) whose cells the claim
-    reads: its two sides, or a correlation's two rows per series."""
+    reads: its two sides, a correlation's two rows per series, none of a figure claim (its
+    series' metrics are the figure's, `mlrep.report.references`)."""
+    if figure_claim(claim):
+        return []
     if claim["statistic"] != CORRELATION:
         return [claim["a"], claim["b"]]
     return [row for name in ("a", "b") for row in _series_rows(claim[name])]
@@ -559,9 +619,61 @@ def _evaluate_correlation(
     return verdict
 
 
-def evaluate(
-    claim: dict[str, Any], tables: dict[str, FilledTable], bootstrap: Bootstrap = (1000, 12345)
+def _series_values(
+    side: dict[str, Any],
+    spec: dict[str, Any],
+    tables: dict[str, FilledTable],
+    results: Results,
+) -> list[float | None]:
+    """The measured points of a figure claim's series, as its figure draws them."""
+    found = figures.panels(side["figure"], spec, tables, results)
+    return next(s.measured for p in found for s in p.series if s.label == side["series"])
+
+
+def _evaluate_figure(
+    claim: dict[str, Any], tables: dict[str, FilledTable], results: Results | None
 ) -> Verdict:
+    """A figure claim's verdict (module docstring): the sign test over the series' points
+    against b, in the outcomes' order without the floor's; not run without `results`."""
+    spec, series = _figure_series(claim, f"claim {claim['id']}")
+    direction, margin = claim["direction"], float(claim.get("margin", 0))
+    verdict = Verdict(
+        claim=claim,
+        citation=claim.get("cite") or spec["title"],
+        published_a=None,
+        published_b=None,
+        published_holds=None,
+    )
+    values = [] if results is None else _series_values(claim["a"], spec, tables, results)
+    points = [v for v in values if v is not None]
+    if results is None or not points or len(points) < len(values):
+        return verdict
+    b = float(claim["b"])
+    verdict.measured_a, verdict.measured_b = statistics.fmean(points), b
+    verdict.seeds = sorted(r.seed for r in results.seeds(spec["chapter"], series["run"]))
+    differences = [b - v if direction == "lower" else v - b for v in points]
+    hypothesis = _Hypothesis(within=direction == "within", margin=margin)
+    verdict.p_value = hypothesis.sign_p(differences)
+    point = spec.get("xlabel") or "point"
+    verdict.statistic = f"sign test over {len(values)} {point}s of {claim['a']['figure']}"
+    if not _judged(direction, margin, verdict.measured_a - b):
+        verdict.outcome = FAILS
+    elif verdict.p_value <= float(claim.get("alpha", 0.05)):
+        verdict.outcome = HOLDS
+    else:
+        verdict.outcome = INCONCLUSIVE
+    return verdict
+
+
+def evaluate(
+    claim: dict[str, Any],
+    tables: dict[str, FilledTable],
+    bootstrap: Bootstrap = (1000, 12345),
+    results: Results | None = None,
+) -> Verdict:
+    """A claim's verdict over the filled `tables`; a figure claim reads `results`."""
+    if figure_claim(claim):
+        return _evaluate_figure(claim, tables, results)
     if claim["statistic"] == CORRELATION:
         return _evaluate_correlation(claim, tables, bootstrap)
     a_side, b_side = _side(claim["a"], tables, claim["id"]), _side(claim["b"], tables, claim["id"])
@@ -630,8 +742,9 @@ def ledger(
     claims: list[dict[str, Any]],
     tables: dict[str, FilledTable],
     bootstrap: Bootstrap = (1000, 12345),
+    results: Results | None = None,
 ) -> list[Verdict]:
-    return [evaluate(claim, tables, bootstrap) for claim in claims]
+    return [evaluate(claim, tables, bootstrap, results) for claim in claims]
 
 
 FLOOR_NOTE = (
@@ -685,7 +798,9 @@ def _r_text(r: float | int | None) -> str:
 
 
 def published_text(verdict: Verdict) -> str:
-    """Both sides' published values, or a correlation's r."""
+    """Both sides' published values, a correlation's r, or that a figure prints none."""
+    if figure_claim(verdict.claim):
+        return "no numbers printed"
     if verdict.correlation is not None:
         return _r_text(verdict.correlation["published_r"])
     return f"{number(verdict.published_a)} / {number(verdict.published_b)}"

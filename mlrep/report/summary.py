@@ -62,11 +62,13 @@ def averages(table: fill.FilledTable) -> dict[str, dict[str, float]]:
 
 
 def verdicts(ledger: list[claims.Verdict]) -> dict[str, dict[str, float | str]]:
-    """Per claim its measured sides (those that ran), a correlation's measured r, and its
-    verdict."""
+    """Per claim its measured sides (those that ran: not a figure claim's b, the number it
+    tests against), a correlation's measured r, and its verdict."""
     out: dict[str, dict[str, float | str]] = {}
     for verdict in ledger:
-        sides = {"a": verdict.measured_a, "b": verdict.measured_b}
+        sides = {"a": verdict.measured_a}
+        if not claims.figure_claim(verdict.claim):
+            sides["b"] = verdict.measured_b
         entry: dict[str, float | str] = {
             side: round(value, DIGITS)
             for side, value in sides.items()
@@ -88,7 +90,7 @@ def summarise(
     definitions = tables.load(published)
     chapter_claims = [c for c in claims.load() if c["chapter"] == chapter]
     own = [tid for tid, d in definitions.items() if d.chapter == chapter]
-    needed = {*own, *(c[side]["table"] for c in chapter_claims for side in ("a", "b"))}
+    needed = {*own, *(side["table"] for c in chapter_claims for side in claims.cell_sides(c))}
     filled = {
         tid: fill.fill(definitions[tid], published[tid], results, bootstrap)
         for tid in needed & definitions.keys()
@@ -99,7 +101,7 @@ def summarise(
         if found:
             summary[table_name(tid)] = found
     if chapter_claims:
-        summary["claims"] = verdicts(claims.ledger(chapter_claims, filled, bootstrap))
+        summary["claims"] = verdicts(claims.ledger(chapter_claims, filled, bootstrap, results))
     return summary
 
 
