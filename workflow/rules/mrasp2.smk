@@ -8,8 +8,8 @@ multilingual synonym dictionary → each side of each parallel pair's training t
 substituted (AA, p = 0.9): the sources of both directions. MC24: the chapter's leak-free
 monolingual text (the `monolingual` rule, data.smk) in words, as the preprocessing makes each
 language's → temperature-sampled (T = 5, the languages outside the parallel data whole) →
-each language's mixed lines substituted: the sources of the
-self-parallel pairs, whose targets are the mixed lines. `mrasp2_data` builds all of it.
+each language's mixed lines substituted: the sources of the self-parallel pairs, whose
+targets are the mixed lines. `mrasp2_data` builds all of it.
 
 Subwords, binarisation with the augmented sources and the self-parallel pairs, training (S1-S5,
 mlrep/chapters/mrasp2/systems.py), decoding and scoring follow; so does the chapter target.
