@@ -16,6 +16,7 @@ from mlrep.nmt.contrastive import (
     AlignmentBatchError,
     ContrastiveCriterion,
     content_mask,
+    encode_sides,
     info_nce,
     mean_pool,
     tag_lookup,
@@ -125,6 +126,26 @@ def test_pooling_skips_padding_and_tags():
     assert mask.tolist() == [[False, False, True, True]]
     states = torch.tensor([[[100.0], [50.0], [2.0], [4.0]]])
     assert mean_pool(states, mask).tolist() == [[3.0]]
+
+
+def test_the_sentence_mean_pools_the_tags_only_where_asked_as_mrasp2_does():
+    """mRASP2's release averages every non-padding position, its language token included;
+    Chapter 5's +sent leaves the tags out. Units never pool tags either way."""
+    net = model().eval()
+    sample = batch()
+    src, tgt = sample["net_input"]["src_tokens"], sample["target"]
+    s, t = encoded(net, src), encoded(net, tgt)
+    unpadded = [mean_pool(x, y.ne(PAD)) for x, y in ((s, src), (t, tgt))]
+    sides = encode_sides(net.encoder, sample, PAD, tag_lookup(DICT.symbols))
+    for pooled, expected in zip(sides.sentences(with_tags=True), unpadded, strict=True):
+        assert torch.allclose(pooled, expected, atol=1e-6)
+    assert not torch.allclose(sides.sentences()[0], unpadded[0], atol=1e-3)
+    sent = info_nce(*unpadded, 0.1, symmetric=False).loss.item()
+    plain, _, _ = criterion()(net, sample)
+    pooled, _, log = criterion(sentence_weight=1.0, sentence_pool_tags=True)(net, sample)
+    ntokens, sentences = sample["ntokens"], sample["target"].size(0)
+    assert pooled.item() == pytest.approx(plain.item() + ntokens / sentences * sent, rel=1e-5)
+    assert log["sent_loss"].item() == pytest.approx(sent, rel=1e-5)
 
 
 def test_units_land_on_their_subwords_through_fairseqs_collater():
@@ -275,6 +296,9 @@ def test_the_training_flags_select_the_criterion_and_size_its_head():
         flags
     )
     assert "--best-checkpoint-metric=nmt_loss" in flags and "--load-alignments" not in flags
+    assert "--sentence-pool-tags" not in flags
+    pooled = dataclasses.replace(on, sentence_pool_tags=True)
+    assert "--sentence-pool-tags" in _model_flags(pooled)
     wide = dataclasses.replace(on, embed_dim=96, word_weight=0.1)
     assert {"--encoder-dim=96", "--word-weight=0.1", "--load-alignments"} <= set(_model_flags(wide))
     with pytest.raises(InterlinguaError, match="drop contrastive"):

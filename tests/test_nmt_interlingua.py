@@ -346,6 +346,7 @@ def test_a_section_without_interlingua_keys_trains_the_plain_transformer():
         "contrastive",
         "sentence_weight",
         "sentence_temperature",
+        "sentence_pool_tags",
         "word_weight",
         "word_temperature",
         "word_projection",

@@ -106,7 +106,7 @@ REGISTRY: tuple[Chapter, ...] = (
         "Chapter 8 and Appendix E: LayerNorm placement and zero-shot NMT",
         True,
     ),
-    Chapter("mrasp2", "mrasp2", "mRASP2 paper", False),
+    Chapter("mrasp2", "mrasp2", "mRASP2 paper", False, landing=True),
     Chapter("onealigner", "onealigner", "OneAligner paper", True),
 )
 

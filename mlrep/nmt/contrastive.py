@@ -18,6 +18,9 @@ batch, the positive itself included in every denominator:
 
 Pooling and units skip padding and language tags (``__xx__``): a tag says which language a
 sentence is in, which is not what translations share. EOS is content (mRASP2 pools it too).
+mRASP2's release pools its language tokens into the sentence mean as well (it averages every
+non-padding position); ``sentence_pool_tags`` does that for the sentence level alone, so that
+paper's systems pool as it does while Chapter 5's +sent keeps the tag-free mean.
 
 **Units come in the batch as fairseq's alignments** (``--load-alignments``): a unit is written
 as the cross product of its source subwords and its target subwords, so the connected
@@ -177,9 +180,18 @@ class Sides:
     target: Tensor
     source_ok: Tensor
     target_ok: Tensor
+    # every non-padding position, language tags included (`sentences` with_tags)
+    source_unpadded: Tensor
+    target_unpadded: Tensor
 
-    def sentences(self) -> tuple[Tensor, Tensor]:
-        """Each row's mean-pooled content states: the source's and the target's (B×C each)."""
+    def sentences(self, with_tags: bool = False) -> tuple[Tensor, Tensor]:
+        """Each row's mean-pooled content states: the source's and the target's (B×C each);
+        `with_tags` pools the language tags too, as mRASP2's release does."""
+        if with_tags:
+            return (
+                mean_pool(self.source, self.source_unpadded),
+                mean_pool(self.target, self.target_unpadded),
+            )
         return mean_pool(self.source, self.source_ok), mean_pool(self.target, self.target_ok)
 
     def aligned_units(self, alignments: Tensor) -> tuple[Tensor, Tensor]:
@@ -207,6 +219,8 @@ def encode_sides(encoder, sample: dict, pad: int, is_tag: Tensor, source_out=Non
         target_out["encoder_out"][0].transpose(0, 1),
         content_mask(source_tokens, pad, is_tag),
         content_mask(target_tokens, pad, is_tag),
+        source_tokens.ne(pad),
+        target_tokens.ne(pad),
     )
 
 
@@ -228,6 +242,9 @@ class ContrastiveCriterionConfig(LabelSmoothedCrossEntropyCriterionConfig):
         default=0.0, metadata={"help": "λ of the sentence-level loss (0: off)"}
     )
     sentence_temperature: float = field(default=0.1, metadata={"help": "τ of the sentence loss"})
+    sentence_pool_tags: bool = field(
+        default=False, metadata={"help": "the sentence mean pools the language tags too"}
+    )
     word_weight: float = field(default=0.0, metadata={"help": "w of the word-level loss (0: off)"})
     word_temperature: float = field(default=0.2, metadata={"help": "T of the word-level loss"})
     word_projection: int = field(default=128, metadata={"help": "d': g's output size"})
@@ -249,6 +266,7 @@ class ContrastiveCriterion(LabelSmoothedCrossEntropyCriterion):
         report_accuracy=False,
         sentence_weight=0.0,
         sentence_temperature=0.1,
+        sentence_pool_tags=False,
         word_weight=0.0,
         word_temperature=0.2,
         word_projection=128,
@@ -257,6 +275,7 @@ class ContrastiveCriterion(LabelSmoothedCrossEntropyCriterion):
         super().__init__(task, sentence_avg, label_smoothing, ignore_prefix_size, report_accuracy)
         self.sentence_weight = sentence_weight
         self.sentence_temperature = sentence_temperature
+        self.sentence_pool_tags = sentence_pool_tags
         self.word_weight = word_weight
         self.word_temperature = word_temperature
         self.projection = Projection(encoder_dim, word_projection) if word_weight > 0 else None
@@ -299,7 +318,8 @@ class ContrastiveCriterion(LabelSmoothedCrossEntropyCriterion):
     def _contrast(self, model, sample, source_out, log: dict) -> Tensor:
         """The weighted contrastive terms (0 where off), logging their parts and P@1."""
         sides = encode_sides(model.encoder, sample, self.padding_idx, self.is_tag, source_out)
-        sentence = info_nce(*sides.sentences(), self.sentence_temperature, symmetric=False)
+        sentences = sides.sentences(self.sentence_pool_tags)
+        sentence = info_nce(*sentences, self.sentence_temperature, symmetric=False)
         log.update(
             sent_loss=sentence.loss.data,
             sent_correct=sentence.correct.data,

@@ -164,6 +164,13 @@ class TrainSettings:
     sentence_temperature: float = field(
         default=0.1, metadata={"omissible": True, "help": "τ of the sentence-level loss"}
     )
+    sentence_pool_tags: bool = field(
+        default=False,
+        metadata={
+            "omissible": True,
+            "help": "the sentence-level mean pools the language tags too (mRASP2's release)",
+        },
+    )
     word_weight: float = field(
         default=0.0,
         metadata={

@@ -220,6 +220,8 @@ def _criterion_flags(s: TrainSettings) -> list[str]:
         f"--encoder-dim={s.embed_dim or SHAPES[s.arch][0]}",
         "--best-checkpoint-metric=nmt_loss",
     ]
+    if s.sentence_pool_tags:
+        flags.append("--sentence-pool-tags")
     if s.word_weight > 0:
         flags.append("--load-alignments")
     return flags
