@@ -14,7 +14,7 @@ run: $(STAMP)
 	snakemake --cores $(CORES) all
 
 test: lint
-	pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+	pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 lint: $(STAMP)
 	ruff check .

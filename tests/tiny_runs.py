@@ -12,9 +12,12 @@ reads the pristine runs.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,6 +27,7 @@ import pytest
 import yaml
 
 from mlrep import chapters
+from mlrep.io import atomic_write_text
 from tests.conftest import REPO, snakemake
 
 # what a chapter's tests and the DVC project read: the workflow, the package whose code
@@ -369,31 +373,67 @@ def tiny_project(tmp_path_factory) -> TinyProject:
     return _SESSION[0]
 
 
-SHARED_GROUP = "tiny_project"  # the pytest-xdist group of every test that reads the project
+SHARED_GROUP = "tiny_project"  # the pytest-xdist scope of every test that reads the project
+# where the workers leave each test's scope for the controller's scheduler (a JSON file)
+SCOPES_ENV = "MLREP_TEST_SCOPES"
 _BUILDS: list[str] = []  # what the shared builds cost, as the terminal summary prints it
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`make test` runs ``-n 2 --dist loadgroup``), keep the shared
+def pytest_configure(config: pytest.Config) -> None:
+    """The controller of a ``--dist loadscope`` run names the file of the tests' scopes
+    before it starts its workers, which inherit the variable."""
+    if config.getoption("dist", "no") == "loadscope" and not hasattr(config, "workerinput"):
+        folder = Path(tempfile.mkdtemp(prefix="mlrep-test-scopes-"))
+        os.environ[SCOPES_ENV] = str(folder / "scopes.json")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`make test` runs ``-n 2 --dist loadscope``), keep the shared
     project on one worker: a session fixture is built once per worker, and a second joint
     build would cost more than the second worker saves. Every test that reads the project
-    joins one group, with the tests of its module that share a module fixture with it (a
-    SLURM cluster, a DVC copy); every other test is grouped by its module, so its module
-    fixtures are made once. The shared group goes first: it is the longest, and the other
-    worker takes the rest meanwhile (`--no-loadscope-reorder` keeps this order)."""
+    joins one scope, with the tests of its module that share a module fixture with it (a
+    SLURM cluster, a DVC copy); every other test keeps its module's scope, so its module
+    fixtures are made once. The shared scope goes first: it is the longest, and the other
+    worker takes the rest meanwhile (`--no-loadscope-reorder` keeps this order).
+
+    pytest-xdist's own ``--dist loadgroup`` renames the tests (``nodeid@group``), which
+    pytest 9.2's node ids no longer allow; the workers hand the scopes to `_SharedScopes`
+    through a file instead."""
     shared: dict[Any, set[str]] = {}
     for item in items:
         if SHARED_GROUP in item.fixturenames:
             shared.setdefault(item.module, set()).update(_module_fixtures(item))
-    groups = {}
+    scopes = {}
     for item in items:
         beside = shared.get(item.module)
         joins = SHARED_GROUP in item.fixturenames or (
             beside is not None and not beside.isdisjoint(_module_fixtures(item))
         )
-        groups[item] = SHARED_GROUP if joins else item.module.__name__
-        item.add_marker(pytest.mark.xdist_group(groups[item]))
-    items.sort(key=lambda item: groups[item] != SHARED_GROUP)
+        scopes[item.nodeid] = SHARED_GROUP if joins else item.nodeid.split("::")[0]
+    items.sort(key=lambda item: scopes[item.nodeid] != SHARED_GROUP)
+    if hasattr(config, "workerinput") and SCOPES_ENV in os.environ:
+        atomic_write_text(Path(os.environ[SCOPES_ENV]), json.dumps(scopes))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadscope`` over the scopes of `pytest_collection_modifyitems`."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class _SharedScopes(LoadScopeScheduling):
+        """Every worker has collected (and written the scopes) before it is asked."""
+
+        scopes: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.scopes is None:
+                self.scopes = json.loads(Path(os.environ[SCOPES_ENV]).read_text())
+            return self.scopes.get(nodeid) or super()._split_scope(nodeid)
+
+    return _SharedScopes(config, log)
 
 
 def _module_fixtures(item: pytest.Item) -> set[str]:
