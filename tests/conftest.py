@@ -89,6 +89,13 @@ def preprocess_tiny_corpus(params: dict, pairs: list[str], settings: dict) -> st
     return "results/preprocess/tiny_corpus/provenance.json"
 
 
+def params_at(scale: str) -> dict:
+    """The project's params.yaml resolved at `scale` and checked, as the Snakefile reads it."""
+    from mlrep import config
+
+    return config.load({**config.load_yaml(REPO / "params.yaml"), "scale": scale})
+
+
 def snakemake(workdir: Path, *args: str, timeout: int = 900, env: dict | None = None):
     """Run this environment's Snakemake in `workdir`, with its bin folder first on PATH."""
     base = dict(os.environ if env is None else env)

@@ -3,17 +3,15 @@ Snakemake: which adapter a run decodes, what a stage trains on, where test sets 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from mlrep import config
 from mlrep.chapters.ch6_aligninstruct.plan import Plan
 from mlrep.paths import Paths
+from tests.conftest import params_at
 
 
 def plan(scale: str) -> Plan:
-    params = config.load({**config.load_yaml(Path("params.yaml")), "scale": scale})
+    params = params_at(scale)
     paths = Paths.from_config(params)
     return Plan(params["ch6_aligninstruct"], params["preprocess"], params["align"], paths)
 

@@ -4,31 +4,22 @@ runs: the data side planned at tiny from the alignment layer, at full from MUSE'
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
 
-from mlrep import config
 from mlrep.chapters.mrasp2 import systems
 from mlrep.chapters.mrasp2.plan import Plan
 from mlrep.data import registry
 from mlrep.paths import Paths
-from tests.conftest import REPO, planned_jobs, snakemake
+from tests.conftest import REPO, params_at, planned_jobs, snakemake
 
 
+@functools.cache  # one plan per scale for the module
 def plan(scale: str) -> Plan:
-    params = config.load({**config.load_yaml(REPO / "params.yaml"), "scale": scale})
+    params = params_at(scale)
     return Plan(params["mrasp2"], params["align"], Paths.from_config(params), registry.load())
-
-
-@pytest.fixture(scope="module")
-def tiny() -> Plan:
-    return plan("tiny")
-
-
-@pytest.fixture(scope="module")
-def full() -> Plan:
-    return plan("full")
 
 
 def test_the_five_systems_turn_on_table_4s_checkmarks():
@@ -69,7 +60,8 @@ def test_unknown_systems_and_copies_for_pairs_are_refused():
     assert systems.PIVOT_SYSTEM not in systems.SYSTEMS  # decodes, trains nothing
 
 
-def test_tiny_induces_each_pairs_dictionary_from_the_alignment_layers_links(tiny):
+def test_tiny_induces_each_pairs_dictionary_from_the_alignment_layers_links():
+    tiny = plan("tiny")
     assert "en-nl" not in tiny.pairs  # Dutch is held out of the parallel data,
     assert "en-nl" in tiny.dictionary_pairs  # not out of the dictionaries (MUSE has en-nl)
     assert tiny.dictionaries() == [
@@ -87,7 +79,8 @@ def test_tiny_induces_each_pairs_dictionary_from_the_alignment_layers_links(tiny
     assert tiny.side_tokens("en-de", "en") == {"source": f"{tokens}.en", "target": f"{tokens}.de"}
 
 
-def test_full_reads_muses_files_of_the_pairs_muse_has(full):
+def test_full_reads_muses_files_of_the_pairs_muse_has():
+    full = plan("full")
     muse = "resources/datasets/muse_dictionaries"
     # MUSE's registry entry has no en-ar: Arabic words stay as they are
     assert len(full.dictionary_pairs) == 24 and "en-ar" in full.dictionary_pairs
@@ -97,7 +90,8 @@ def test_full_reads_muses_files_of_the_pairs_muse_has(full):
     assert full.dictionary_inputs() == [f"{muse}/fetched.json"]
 
 
-def test_both_sides_of_each_pair_and_every_mixed_language_are_substituted(tiny, full):
+def test_both_sides_of_each_pair_and_every_mixed_language_are_substituted():
+    tiny, full = plan("tiny"), plan("full")
     assert len(tiny.augmented_files()) == 2 * len(tiny.pairs)
     assert "results/mrasp2/data/aa/en-zh/train.zh" in tiny.augmented_files()
     assert tiny.mono_files() == [
@@ -107,9 +101,8 @@ def test_both_sides_of_each_pair_and_every_mixed_language_are_substituted(tiny, 
     assert len(full.mono_languages) == 24  # MC24
 
 
-def test_each_monolingual_language_gets_its_words_from_the_preprocessing_step_of_its_script(
-    tiny, full
-):
+def test_each_monolingual_language_gets_its_words_from_the_preprocessing_step_of_its_script():
+    tiny, full = plan("tiny"), plan("full")
     segmented = ["ja", "zh", "my", "km"]
     assert tiny.mono_steps(segmented) == {
         "tokenize": ["de", "en", "fr", "nl"],
