@@ -373,7 +373,7 @@ def tiny_project(tmp_path_factory) -> TinyProject:
     return _SESSION[0]
 
 
-SHARED_GROUP = "tiny_project"  # the pytest-xdist scope of every test that reads the project
+SHARED_SCOPE = "tiny_project"  # the pytest-xdist scope of every test that reads the project
 # where the workers leave each test's scope for the controller's scheduler (a JSON file)
 SCOPES_ENV = "MLREP_TEST_SCOPES"
 _BUILDS: list[str] = []  # what the shared builds cost, as the terminal summary prints it
@@ -402,16 +402,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     through a file instead."""
     shared: dict[Any, set[str]] = {}
     for item in items:
-        if SHARED_GROUP in item.fixturenames:
+        if SHARED_SCOPE in item.fixturenames:
             shared.setdefault(item.module, set()).update(_module_fixtures(item))
     scopes = {}
     for item in items:
         beside = shared.get(item.module)
-        joins = SHARED_GROUP in item.fixturenames or (
+        joins = SHARED_SCOPE in item.fixturenames or (
             beside is not None and not beside.isdisjoint(_module_fixtures(item))
         )
-        scopes[item.nodeid] = SHARED_GROUP if joins else item.nodeid.split("::")[0]
-    items.sort(key=lambda item: scopes[item.nodeid] != SHARED_GROUP)
+        scopes[item.nodeid] = SHARED_SCOPE if joins else item.nodeid.split("::")[0]
+    items.sort(key=lambda item: scopes[item.nodeid] != SHARED_SCOPE)
     if hasattr(config, "workerinput") and SCOPES_ENV in os.environ:
         atomic_write_text(Path(os.environ[SCOPES_ENV]), json.dumps(scopes))
 
